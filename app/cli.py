@@ -1,0 +1,196 @@
+"""The `hwadvisor` command line."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from datetime import timedelta
+from typing import Annotated
+
+import typer
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from app import __version__
+from app.config import get_settings
+from app.contracts import MachineStatus, TokenKind
+from app.errors import HwadvisorError
+
+cli = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Hardware-selection advisor for deep learning.",
+)
+db_cli = typer.Typer(no_args_is_help=True, help="Database schema and data.")
+token_cli = typer.Typer(no_args_is_help=True, help="Enrollment tokens, read-only API keys, the admin token.")
+machines_cli = typer.Typer(no_args_is_help=True, help="Machines enrolled with this server.")
+cli.add_typer(db_cli, name="db")
+cli.add_typer(token_cli, name="token")
+cli.add_typer(machines_cli, name="machines")
+
+
+def _database_url() -> str:
+    return get_settings().resolved_database_url
+
+
+def _shown_url(url: str) -> str:
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@cli.command()
+def version() -> None:
+    """Print the version."""
+    typer.echo(__version__)
+
+
+@cli.command()
+def server(
+    host: Annotated[str | None, typer.Option(help="Address to bind (HWADVISOR_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (HWADVISOR_PORT).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes; use >1 only with PostgreSQL.")] = 1,
+) -> None:
+    """Apply migrations, then serve the API and dashboard until interrupted."""
+    import uvicorn
+
+    from app.db import migrate
+
+    settings = get_settings()
+    url = settings.resolved_database_url
+    if settings.migrate_on_start:
+        migrate.upgrade(url)
+    typer.echo(f"hwadvisor {__version__}: database {_shown_url(url)}", err=True)
+    uvicorn.run(
+        "app.server.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        workers=workers,
+        log_level="info",
+    )
+
+
+@db_cli.command("upgrade")
+def db_upgrade(revision: str = "head") -> None:
+    """Apply migrations up to REVISION (default: the newest)."""
+    from app.db import migrate
+
+    migrate.upgrade(_database_url(), revision)
+    typer.echo(f"database {_shown_url(_database_url())} at {migrate.current_revision(_database_url())}")
+
+
+@db_cli.command("downgrade")
+def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision; 'base' empties it.")]) -> None:
+    """Revert migrations down to REVISION."""
+    from app.db import migrate
+
+    migrate.downgrade(_database_url(), revision)
+    typer.echo(f"database {_shown_url(_database_url())} at {migrate.current_revision(_database_url())}")
+
+
+@db_cli.command("current")
+def db_current() -> None:
+    """Print the database's migration revision and the newest one."""
+    from app.db import migrate
+
+    url = _database_url()
+    typer.echo(f"{_shown_url(url)}: at {migrate.current_revision(url)}, head {migrate.head_revision(url)}")
+
+
+@token_cli.command("create")
+def token_create(
+    kind: Annotated[str, typer.Argument(help="enrollment or readonly")],
+    note: str = "",
+    max_uses: Annotated[int | None, typer.Option(min=1, help="Enrollment tokens: uses allowed.")] = None,
+    expires_in_hours: Annotated[float | None, typer.Option(min=0.01)] = None,
+) -> None:
+    """Issue a token and print its secret once."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    if kind not in (TokenKind.enrollment.value, TokenKind.readonly.value):
+        raise HwadvisorError(f"cannot create a {kind!r} token", hint="choose enrollment or readonly")
+    db = Database(_database_url())
+    with db.writing() as session:
+        _row, secret = tokens.issue(
+            session,
+            kind=TokenKind(kind),
+            note=note,
+            max_uses=max_uses,
+            expires_in=timedelta(hours=expires_in_hours) if expires_in_hours else None,
+        )
+    typer.echo(secret)
+
+
+@token_cli.command("list")
+def token_list() -> None:
+    """List tokens (never their secrets)."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    with Database(_database_url()).reading() as session:
+        for row in tokens.list_tokens(session):
+            state = "revoked" if row.revoked_at else "active"
+            typer.echo(f"{row.id}  {row.kind:<10} {state:<8} uses={row.uses}  {row.note}")
+
+
+@token_cli.command("revoke")
+def token_revoke(token_id: str) -> None:
+    """Revoke a token by its id."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    with Database(_database_url()).writing() as session:
+        tokens.revoke(session, token_id)
+    typer.echo(f"revoked {token_id}")
+
+
+@token_cli.command("rotate-admin")
+def token_rotate_admin() -> None:
+    """Revoke every stored admin token and print a new one."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    with Database(_database_url()).writing() as session:
+        for row in tokens.list_tokens(session, kind=TokenKind.admin):
+            tokens.revoke(session, row.id)
+        _row, secret = tokens.issue(session, kind=TokenKind.admin, note="rotated")
+    typer.echo(secret)
+
+
+@machines_cli.command("list")
+def machines_list(status: MachineStatus | None = None) -> None:
+    """List machines with their status."""
+    from app.db import machines
+    from app.db.engine import Database
+
+    with Database(_database_url()).reading() as session:
+        for m in machines.page(session, status=status, limit=10_000).items:
+            seen = m.last_seen_at.isoformat(timespec="seconds") if m.last_seen_at else "never"
+            typer.echo(f"{m.id}  {m.status.value:<8} {m.hostname:<24} last seen {seen}")
+
+
+@machines_cli.command("approve")
+def machines_approve(machine_id: uuid.UUID) -> None:
+    """Approve a pending machine so it may upload runs and take jobs."""
+    from app.db import machines
+    from app.db.engine import Database
+
+    with Database(_database_url()).writing() as session:
+        machine = machines.approve(session, machine_id)
+        typer.echo(f"{machine.id} is {machine.status}")
+
+
+def main() -> None:
+    try:
+        cli()
+    except HwadvisorError as exc:
+        typer.echo(f"hwadvisor: error: {exc}", err=True)
+        sys.exit(1)
+    except OperationalError as exc:
+        typer.echo(
+            f"hwadvisor: error: cannot use the database at {_shown_url(_database_url())}: {exc.orig}"
+            " (check HWADVISOR_DATABASE_URL and that the server is running)",
+            err=True,
+        )
+        sys.exit(1)

@@ -1,0 +1,59 @@
+"""Settings from HWADVISOR_* environment variables, in one Settings object."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    """The per-user data directory (XDG on Linux), where the embedded database lives."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hwadvisor"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HWADVISOR_", extra="ignore")
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; unset means an embedded SQLite file in data_dir.",
+    )
+    admin_token: str | None = Field(
+        default=None,
+        description="Admin bearer token; unset means one is generated on first start and printed once.",
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=8321, ge=1, le=65535)
+    migrate_on_start: bool = True
+    auto_approve_machines: bool = False
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    max_results_per_run: int = Field(default=10_000, ge=1)
+    page_size_max: int = Field(default=1000, ge=1)
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_database_url(cls, value: str | None) -> str | None:
+        """Accept the URLs people paste (postgres://, postgresql://) and pick the psycopg 3 driver."""
+        if not value:
+            return None
+        for prefix in ("postgres://", "postgresql://"):
+            if value.startswith(prefix):
+                return "postgresql+psycopg://" + value[len(prefix) :]
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'hwadvisor.db'}"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,463 @@
+"""Pydantic models on the wire, shared by agent and server.
+
+Strict on purpose: unknown fields are rejected, numbers must be finite, and every
+quantity carries its unit in its name (``latency_p99_ms``, ``energy_per_sample_j``).
+The agent builds these; the server validates them again before anything is stored.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_.\-]*$")]
+WorkloadName = Annotated[
+    str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train))?$")
+]
+DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:\d{1,2})$")]
+Text = Annotated[str, Field(max_length=2000)]
+Label = Annotated[str, Field(min_length=1, max_length=200)]
+NonNegative = Annotated[float, Field(ge=0)]
+Positive = Annotated[float, Field(gt=0)]
+
+
+class Strict(BaseModel):
+    """Base of every wire model: unknown fields are errors, NaN and infinity are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=False)
+
+
+class Precision(StrEnum):
+    fp32 = "fp32"
+    tf32 = "tf32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    int8 = "int8"
+
+
+class Task(StrEnum):
+    infer = "infer"
+    train = "train"
+
+
+class ResultStatus(StrEnum):
+    ok = "ok"
+    oom = "oom"
+    unsupported = "unsupported"
+    error = "error"
+
+
+class PowerSource(StrEnum):
+    nvml = "nvml"
+    rapl = "rapl"
+    estimate = "estimate"
+    none = "none"
+
+
+class DeviceKind(StrEnum):
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+def device_kind_of(device: str) -> DeviceKind:
+    return DeviceKind.cpu if device == "cpu" else DeviceKind.cuda
+
+
+# --------------------------------------------------------------------------- machine spec
+
+
+class CpuInfo(Strict):
+    arch: Label
+    vendor: Label | None = None
+    model_name: Label
+    family: int | None = None
+    model: int | None = None
+    stepping: int | None = None
+    sockets: int = Field(ge=1)
+    physical_cores: int = Field(ge=1)
+    logical_cores: int = Field(ge=1)
+    threads_per_core: int = Field(ge=1)
+    base_mhz: NonNegative | None = None
+    max_mhz: NonNegative | None = None
+    l1d_kib: int | None = Field(default=None, ge=0)
+    l2_kib: int | None = Field(default=None, ge=0)
+    l3_kib: int | None = Field(default=None, ge=0)
+    numa_nodes: int = Field(default=1, ge=1)
+    isa_features: list[Annotated[str, Field(max_length=32)]] = Field(default_factory=list, max_length=64)
+    hypervisor: Label | None = None
+    effective_cpus: Positive = Field(description="CPUs this process may use: cgroup quota and cpuset applied.")
+    effective_cpus_reason: Text | None = None
+
+
+class MemoryInfo(Strict):
+    total_mb: NonNegative
+    available_mb: NonNegative
+    swap_total_mb: NonNegative = 0.0
+
+
+class NvidiaInfo(Strict):
+    """What NVML says of one NVIDIA GPU; None where NVML could not say."""
+
+    uuid: Label
+    compute_capability: Annotated[str, Field(pattern=r"^\d+\.\d+$")] | None = None
+    sm_count: int | None = Field(default=None, ge=1)
+    max_sm_clock_mhz: NonNegative | None = None
+    max_mem_clock_mhz: NonNegative | None = None
+    mem_bus_width_bits: int | None = Field(default=None, ge=0)
+    power_limit_w: NonNegative | None = None
+    power_default_limit_w: NonNegative | None = None
+    power_limit_min_w: NonNegative | None = None
+    power_limit_max_w: NonNegative | None = None
+    enforced_power_limit_w: NonNegative | None = None
+    power_now_w: NonNegative | None = None
+    energy_counter: bool = False
+    pcie_max_gen: int | None = None
+    pcie_max_width: int | None = None
+    pcie_cur_gen: int | None = None
+    pcie_cur_width: int | None = None
+    driver_version: Label | None = None
+    cuda_driver_version: Label | None = None
+    ecc_enabled: bool | None = None
+    mig_enabled: bool | None = None
+    persistence_mode: bool | None = None
+    temperature_c: float | None = None
+
+
+class Device(Strict):
+    """One compute unit of a machine: ``cpu`` or ``cuda:N``."""
+
+    id: DeviceId
+    kind: DeviceKind
+    name: Label
+    memory_total_mb: NonNegative | None = None
+    catalog_id: Name | None = None
+    catalog_note: Text | None = Field(default=None, description="Why it matched, or why nothing did.")
+    nvidia: NvidiaInfo | None = None
+
+    @model_validator(mode="after")
+    def _kind_matches_id(self) -> Device:
+        if device_kind_of(self.id) != self.kind:
+            raise ValueError(f"device id {self.id!r} does not match kind {self.kind.value!r}")
+        return self
+
+
+class SoftwareStack(Strict):
+    os: Label
+    kernel: Label | None = None
+    python: Label
+    torch: Label | None = None
+    torch_cuda: Label | None = None
+    torch_cudnn: Label | None = None
+    torch_cpu_backends: dict[Annotated[str, Field(max_length=64)], Text] = Field(default_factory=dict)
+    torch_num_threads: int | None = None
+    onnxruntime: Label | None = None
+    onnxruntime_providers: list[Label] = Field(default_factory=list, max_length=32)
+    numpy: Label | None = None
+    numpy_blas: Label | None = None
+
+
+class PowerSensors(Strict):
+    rapl_readable: bool = False
+    rapl_domains: list[Label] = Field(default_factory=list, max_length=32)
+    nvml_energy_counter: bool = False
+    note: Text | None = None
+
+
+class ProbeError(Strict):
+    probe: Name
+    reason: Text
+
+
+class MachineSpec(Strict):
+    """Everything a result needs to be tied to the hardware it was measured on."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{16,64}$")]
+    hostname: Label
+    cpu: CpuInfo
+    memory: MemoryInfo
+    devices: list[Device] = Field(min_length=1, max_length=64)
+    software: SoftwareStack
+    power_sensors: PowerSensors = Field(default_factory=PowerSensors)
+    probe_errors: list[ProbeError] = Field(default_factory=list, max_length=64)
+
+    @model_validator(mode="after")
+    def _unique_devices(self) -> MachineSpec:
+        ids = [d.id for d in self.devices]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"device ids must be unique, got {ids}")
+        return self
+
+
+# --------------------------------------------------------------------------- results
+
+
+class Result(Strict):
+    """The measurement of one config on one machine."""
+
+    workload: WorkloadName
+    runtime: Name
+    device: DeviceId
+    precision: Precision
+    batch_size: int = Field(ge=1, le=1_000_000)
+    threads: int | None = Field(default=None, ge=1, le=4096)
+    status: ResultStatus
+    reason: Text | None = None
+    throughput_samples_per_s: NonNegative | None = None
+    latency_p50_ms: NonNegative | None = None
+    latency_p90_ms: NonNegative | None = None
+    latency_p99_ms: NonNegative | None = None
+    latency_mean_ms: NonNegative | None = None
+    latency_ci95_low_ms: NonNegative | None = None
+    latency_ci95_high_ms: NonNegative | None = None
+    cv: NonNegative | None = Field(default=None, description="Coefficient of variation of step times.")
+    iterations: int | None = Field(default=None, ge=1)
+    stable: bool | None = None
+    peak_memory_mb: NonNegative | None = None
+    mean_power_w: NonNegative | None = None
+    energy_per_sample_j: NonNegative | None = None
+    power_source: PowerSource = PowerSource.none
+    achieved_tflops: NonNegative | None = Field(default=None, description="For GEMM primitives.")
+    bandwidth_gb_per_s: NonNegative | None = Field(default=None, description="For copy primitives.")
+    compile_time_s: NonNegative | None = None
+
+    @model_validator(mode="after")
+    def _status_is_consistent(self) -> Result:
+        if self.status is ResultStatus.ok:
+            if self.throughput_samples_per_s is None or self.latency_p50_ms is None:
+                raise ValueError("an ok result needs throughput_samples_per_s and latency_p50_ms")
+            if self.iterations is None:
+                raise ValueError("an ok result needs iterations")
+        elif not self.reason:
+            raise ValueError(f"a result with status {self.status.value!r} needs a reason")
+        if (
+            self.latency_ci95_low_ms is not None
+            and self.latency_ci95_high_ms is not None
+            and self.latency_ci95_low_ms > self.latency_ci95_high_ms
+        ):
+            raise ValueError("latency_ci95_low_ms is above latency_ci95_high_ms")
+        if self.mean_power_w is not None and self.power_source is PowerSource.none:
+            raise ValueError("mean_power_w needs a power_source other than 'none'")
+        return self
+
+
+class RunReport(Strict):
+    """One execution of a suite on one machine. run_id is made by the agent and is the idempotency key."""
+
+    run_id: uuid.UUID
+    suite: Name
+    job_id: uuid.UUID | None = None
+    started_at: datetime
+    finished_at: datetime
+    agent_version: Annotated[str, Field(max_length=32)]
+    machine: MachineSpec
+    results: list[Result] = Field(max_length=100_000)
+
+    @model_validator(mode="after")
+    def _times_in_order(self) -> RunReport:
+        if self.finished_at < self.started_at:
+            raise ValueError("finished_at is before started_at")
+        return self
+
+
+class RunRead(Strict):
+    run_id: uuid.UUID
+    machine_id: uuid.UUID
+    suite: str
+    job_id: uuid.UUID | None
+    started_at: datetime
+    finished_at: datetime
+    received_at: datetime
+    result_count: int
+
+
+class ResultRead(Result):
+    id: int
+    run_id: uuid.UUID
+    machine_id: uuid.UUID
+    hostname: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def device_kind(self) -> DeviceKind:
+        return device_kind_of(self.device)
+
+
+class Page(Strict, Generic[T]):
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+# --------------------------------------------------------------------------- machines & auth
+
+
+class MachineStatus(StrEnum):
+    pending = "pending"
+    online = "online"
+    busy = "busy"
+    offline = "offline"
+    retired = "retired"
+
+
+class MachineRead(Strict):
+    id: uuid.UUID
+    fingerprint: str
+    hostname: str
+    status: MachineStatus
+    labels: dict[str, str]
+    created_at: datetime
+    last_seen_at: datetime | None
+    spec: MachineSpec | None = None
+
+
+class EnrollRequest(Strict):
+    spec: MachineSpec
+
+
+class EnrollResponse(Strict):
+    machine_id: uuid.UUID
+    machine_token: str
+    status: MachineStatus
+
+
+class TokenKind(StrEnum):
+    admin = "admin"
+    enrollment = "enrollment"
+    machine = "machine"
+    readonly = "readonly"
+
+
+class TokenCreate(Strict):
+    kind: Literal[TokenKind.enrollment, TokenKind.readonly]
+    note: Annotated[str, Field(max_length=200)] = ""
+    expires_in_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
+    max_uses: int | None = Field(default=None, ge=1, description="Enrollment tokens only; unset is unlimited.")
+
+
+class TokenRead(Strict):
+    id: str
+    kind: TokenKind
+    note: str
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    uses: int
+    max_uses: int | None
+    machine_id: uuid.UUID | None
+
+
+class TokenIssued(TokenRead):
+    token: str = Field(description="The secret; shown once, stored only as a hash.")
+
+
+# --------------------------------------------------------------------------- jobs & asks
+
+
+class JobStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    done = "done"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+class Job(Strict):
+    id: uuid.UUID
+    suite: Name
+    machine_id: uuid.UUID | None = None
+    selector: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=dict
+    )
+    status: JobStatus = JobStatus.queued
+    attempts: int = Field(default=0, ge=0)
+    max_attempts: int = Field(default=3, ge=1)
+    configs_done: int = Field(default=0, ge=0)
+    configs_total: int | None = Field(default=None, ge=0)
+    created_at: datetime
+    lease_expires_at: datetime | None = None
+    message: Text | None = None
+
+    @model_validator(mode="after")
+    def _has_a_target(self) -> Job:
+        if self.machine_id is None and not self.selector:
+            raise ValueError("a job needs a machine_id or a label selector")
+        return self
+
+
+class Objective(StrEnum):
+    throughput = "throughput"
+    latency = "latency"
+    throughput_per_watt = "throughput_per_watt"
+    cost_per_million_samples = "cost_per_million_samples"
+    energy_per_sample = "energy_per_sample"
+
+
+class CustomWorkload(Strict):
+    """A workload outside the zoo, described by its cost per sample."""
+
+    name: Name
+    flops_per_sample: Positive
+    bytes_per_sample: Positive
+    parameters: int = Field(ge=0)
+
+
+class Constraints(Strict):
+    power_budget_w: Positive | None = Field(default=None, description="Per device.")
+    system_power_budget_w: Positive | None = None
+    device_count: int = Field(default=1, ge=1, le=1024)
+    latency_p99_slo_ms: Positive | None = None
+    min_throughput_samples_per_s: Positive | None = None
+    max_price_usd: Positive | None = None
+    precisions: list[Precision] | None = None
+    runtimes: list[Name] | None = None
+
+
+class Scope(StrEnum):
+    owned = "owned"
+    catalog = "catalog"
+
+
+class WorkloadSpec(Strict):
+    """What a user asks the recommender: a workload, its task and batch, an objective and limits."""
+
+    workload: Name | None = None
+    custom: CustomWorkload | None = None
+    task: Task = Task.infer
+    batch_size: int | None = Field(default=None, ge=1, description="Unset: the recommender picks.")
+    objective: Objective = Objective.throughput
+    constraints: Constraints = Field(default_factory=Constraints)
+    scope: Scope = Scope.owned
+
+    @model_validator(mode="after")
+    def _one_workload(self) -> WorkloadSpec:
+        if (self.workload is None) == (self.custom is None):
+            raise ValueError("give exactly one of workload (a zoo name) or custom")
+        return self
+
+
+_PROBLEM_WORD = re.compile(r"[^a-z0-9]+")
+
+
+class Problem(Strict):
+    """The JSON body of every API error (RFC 9457 in spirit)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    errors: list[dict[str, object]] | None = None
+    request_id: str | None = None
+
+
+def problem_type(title: str) -> str:
+    return "urn:hwadvisor:" + _PROBLEM_WORD.sub("-", title.lower()).strip("-")

@@ -1,0 +1,1 @@
+"""The database: models, engine and sessions, and the query/service functions that own transactions."""

@@ -1,0 +1,156 @@
+"""Machines: enrolment, spec snapshots, approval, queries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from app.contracts import MachineRead, MachineSpec, MachineStatus, Page, TokenKind
+from app.db import tokens
+from app.db.models import DeviceRow, Machine, SpecSnapshot, utcnow
+from app.errors import ConflictError, NotFoundError
+
+
+def spec_hash(spec: MachineSpec) -> str:
+    """A hash of the spec's stable parts: readings that change by the minute (power, temperature,
+    free memory) do not make a new snapshot."""
+    data = spec.model_dump(mode="json")
+    data["memory"].pop("available_mb", None)
+    for device in data["devices"]:
+        if device.get("nvidia"):
+            for volatile in ("power_now_w", "temperature_c"):
+                device["nvidia"].pop(volatile, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def record_spec(session: Session, machine: Machine, spec: MachineSpec) -> SpecSnapshot:
+    """The snapshot for this spec, made (and the device rows refreshed) only when the spec changed."""
+    digest = spec_hash(spec)
+    snapshot = session.scalars(
+        select(SpecSnapshot).where(SpecSnapshot.machine_id == machine.id, SpecSnapshot.spec_hash == digest)
+    ).first()
+    if snapshot is not None:
+        return snapshot
+    snapshot = SpecSnapshot(machine_id=machine.id, spec_hash=digest, spec=spec.model_dump(mode="json"))
+    session.add(snapshot)
+    machine.hostname = spec.hostname
+    if spec.fingerprint != machine.fingerprint:
+        _take_fingerprint(session, machine, spec.fingerprint)
+    machine.devices = [
+        DeviceRow(
+            device_id=d.id,
+            kind=d.kind.value,
+            name=d.name,
+            uuid=d.nvidia.uuid if d.nvidia else None,
+            memory_total_mb=d.memory_total_mb,
+            catalog_id=d.catalog_id,
+        )
+        for d in spec.devices
+    ]
+    session.flush()
+    return snapshot
+
+
+def _take_fingerprint(session: Session, machine: Machine, fingerprint: str) -> None:
+    other = session.scalars(select(Machine).where(Machine.fingerprint == fingerprint)).first()
+    if other is not None and other.id != machine.id:
+        raise ConflictError(
+            f"the hardware described is enrolled as another machine ({other.id})",
+            hint="each machine must use its own machine token",
+        )
+    machine.fingerprint = fingerprint
+
+
+def enroll(
+    session: Session, *, enrollment_token_id: str, spec: MachineSpec, auto_approve: bool
+) -> tuple[Machine, str]:
+    """Register (or re-register) the machine the spec describes and issue its machine token.
+
+    Re-enrolling the same hardware keeps its machine id, results and approval, and revokes the
+    machine's earlier tokens, so a lost config file is recovered by enrolling again."""
+    tokens.consume_use(session, enrollment_token_id)
+    machine = session.scalars(select(Machine).where(Machine.fingerprint == spec.fingerprint)).first()
+    if machine is None:
+        machine = Machine(
+            fingerprint=spec.fingerprint,
+            hostname=spec.hostname,
+            status=(MachineStatus.online if auto_approve else MachineStatus.pending).value,
+            labels=default_labels(spec),
+        )
+        session.add(machine)
+        session.flush()
+    else:
+        if machine.status == MachineStatus.retired.value:
+            raise ConflictError(
+                f"machine {machine.id} was retired", hint="an admin must un-retire it before it can enrol"
+            )
+        tokens.revoke_machine_tokens(session, machine.id)
+    machine.last_seen_at = utcnow()
+    record_spec(session, machine, spec)
+    _row, secret = tokens.issue(session, kind=TokenKind.machine, machine_id=machine.id, note=spec.hostname)
+    return machine, secret
+
+
+def default_labels(spec: MachineSpec) -> dict[str, Any]:
+    """Labels a job selector can match without anyone typing them: cpu_arch, gpu, gpu_count."""
+    labels: dict[str, Any] = {"cpu_arch": spec.cpu.arch, "hostname": spec.hostname}
+    gpus = [d for d in spec.devices if d.kind.value == "cuda"]
+    if gpus:
+        labels["gpu"] = gpus[0].catalog_id or gpus[0].name
+        labels["gpu_count"] = str(len(gpus))
+    return labels
+
+
+def get(session: Session, machine_id: uuid.UUID) -> Machine:
+    machine = session.get(Machine, machine_id)
+    if machine is None:
+        raise NotFoundError(f"no machine with id {machine_id}")
+    return machine
+
+
+def latest_spec(session: Session, machine_id: uuid.UUID) -> MachineSpec | None:
+    row = session.scalars(
+        select(SpecSnapshot.spec)
+        .where(SpecSnapshot.machine_id == machine_id)
+        .order_by(SpecSnapshot.id.desc())
+        .limit(1)
+    ).first()
+    return MachineSpec.model_validate(row) if row is not None else None
+
+
+def approve(session: Session, machine_id: uuid.UUID) -> Machine:
+    machine = get(session, machine_id)
+    if machine.status == MachineStatus.pending.value:
+        machine.status = MachineStatus.online.value
+    return machine
+
+
+def to_read(session: Session, machine: Machine, *, with_spec: bool = False) -> MachineRead:
+    return MachineRead(
+        id=machine.id,
+        fingerprint=machine.fingerprint,
+        hostname=machine.hostname,
+        status=MachineStatus(machine.status),
+        labels={str(k): str(v) for k, v in machine.labels.items()},
+        created_at=machine.created_at,
+        last_seen_at=machine.last_seen_at,
+        spec=latest_spec(session, machine.id) if with_spec else None,
+    )
+
+
+def page(
+    session: Session, *, status: MachineStatus | None = None, limit: int = 100, offset: int = 0
+) -> Page[MachineRead]:
+    query = select(Machine).options(selectinload(Machine.devices))
+    if status is not None:
+        query = query.where(Machine.status == status.value)
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.scalars(query.order_by(Machine.created_at, Machine.id).limit(limit).offset(offset))
+    return Page[MachineRead](
+        items=[to_read(session, m) for m in rows], total=total, limit=limit, offset=offset
+    )

@@ -1,0 +1,111 @@
+"""Run ingest: a run and all its results in one transaction, idempotent by run id."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.contracts import MachineStatus, RunRead, RunReport, device_kind_of
+from app.db import machines
+from app.db.engine import Database
+from app.db.models import JobRow, Machine, ResultRow, Run, utcnow
+from app.errors import ConflictError, ForbiddenError, NotFoundError
+
+WRITABLE_STATUSES = {MachineStatus.online.value, MachineStatus.busy.value, MachineStatus.offline.value}
+
+
+def to_read(run: Run) -> RunRead:
+    return RunRead(
+        run_id=run.id,
+        machine_id=run.machine_id,
+        suite=run.suite,
+        job_id=run.job_id,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        received_at=run.received_at,
+        result_count=run.result_count,
+    )
+
+
+def get(session: Session, run_id: uuid.UUID) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFoundError(f"no run with id {run_id}")
+    return run
+
+
+def ingest(db: Database, *, machine_id: uuid.UUID, report: RunReport) -> tuple[RunRead, bool]:
+    """Store the report for the machine; (the stored run, whether it was new).
+
+    A run id already stored for this machine answers with what is stored and changes nothing; a
+    concurrent duplicate loses the primary-key race and is answered the same way."""
+    with db.reading() as session:
+        existing = session.get(Run, report.run_id)
+        if existing is not None:
+            return _stored(existing, machine_id), False
+    try:
+        with db.writing() as session:
+            return _insert(session, machine_id=machine_id, report=report), True
+    except IntegrityError:
+        with db.reading() as session:
+            existing = session.get(Run, report.run_id)
+            if existing is None:
+                raise
+            return _stored(existing, machine_id), False
+
+
+def _stored(run: Run, machine_id: uuid.UUID) -> RunRead:
+    if run.machine_id != machine_id:
+        raise ForbiddenError(f"run {run.id} belongs to another machine")
+    return to_read(run)
+
+
+def _insert(session: Session, *, machine_id: uuid.UUID, report: RunReport) -> RunRead:
+    machine = machines.get(session, machine_id)
+    _check_writable(machine)
+    if report.job_id is not None and session.get(JobRow, report.job_id) is None:
+        raise ConflictError(f"run names job {report.job_id}, which does not exist")
+    snapshot = machines.record_spec(session, machine, report.machine)
+    now = utcnow()
+    machine.last_seen_at = now
+    run = Run(
+        id=report.run_id,
+        machine_id=machine.id,
+        spec_snapshot_id=snapshot.id,
+        job_id=report.job_id,
+        suite=report.suite,
+        agent_version=report.agent_version,
+        started_at=report.started_at,
+        finished_at=report.finished_at,
+        received_at=now,
+        result_count=len(report.results),
+    )
+    session.add(run)
+    session.flush()
+    if report.results:
+        session.execute(insert(ResultRow), [_result_row(run.id, machine.id, r) for r in report.results])
+    return to_read(run)
+
+
+def _result_row(run_id: uuid.UUID, machine_id: uuid.UUID, result: Any) -> dict[str, Any]:
+    row: dict[str, Any] = result.model_dump(mode="python")
+    for enum_field in ("precision", "status", "power_source"):
+        row[enum_field] = row[enum_field].value
+    row["run_id"] = run_id
+    row["machine_id"] = machine_id
+    row["device_kind"] = device_kind_of(result.device).value
+    return row
+
+
+def _check_writable(machine: Machine) -> None:
+    if machine.status == MachineStatus.pending.value:
+        raise ForbiddenError(
+            f"machine {machine.id} is pending approval",
+            hint=f"an admin approves it with `hwadvisor machines approve {machine.id}`",
+        )
+    if machine.status not in WRITABLE_STATUSES:
+        raise ForbiddenError(f"machine {machine.id} is {machine.status} and may not upload runs")

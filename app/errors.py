@@ -1,0 +1,58 @@
+"""The error tree of hwadvisor.
+
+HwadvisorError
+ +-- ConfigError           a setting is missing or malformed
+ +-- NotFoundError         a named thing (machine, run, token, plug-in) does not exist
+ +-- ConflictError         the request contradicts what is stored
+ +-- AuthError             no or wrong credentials (HTTP 401)
+ |    +-- ForbiddenError   valid credentials that may not do this (HTTP 403)
+ +-- LimitError            a request is over a size or count limit (HTTP 413)
+ +-- DatabaseUnavailable   the database cannot be reached now (HTTP 503)
+
+Each error carries a message a user can act on; the CLI prints it on one line, the API
+answers it as a JSON problem body.
+"""
+
+from __future__ import annotations
+
+
+class HwadvisorError(Exception):
+    """Root of every error hwadvisor raises on purpose."""
+
+    status_code = 500
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class ConfigError(HwadvisorError):
+    status_code = 500
+
+
+class NotFoundError(HwadvisorError):
+    status_code = 404
+
+
+class ConflictError(HwadvisorError):
+    status_code = 409
+
+
+class AuthError(HwadvisorError):
+    status_code = 401
+
+
+class ForbiddenError(AuthError):
+    status_code = 403
+
+
+class LimitError(HwadvisorError):
+    status_code = 413
+
+
+class DatabaseUnavailable(HwadvisorError):
+    status_code = 503

@@ -1,0 +1,1 @@
+"""The FastAPI server: app factory, routes, auth and error mapping."""

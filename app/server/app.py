@@ -1,0 +1,86 @@
+"""The FastAPI app factory."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
+
+from app import __version__
+from app.config import Settings, get_settings
+from app.contracts import TokenKind
+from app.db import tokens
+from app.db.engine import Database
+from app.server import errors
+from app.server.limits import BodySizeLimit
+from app.server.routes import agents, health, machines, results, runs
+from app.server.routes import tokens as token_routes
+
+log = logging.getLogger("hwadvisor.server")
+
+API_PREFIX = "/api/v1"
+
+
+def _operation_id(route: APIRoute) -> str:
+    return f"{route.tags[0]}-{route.name}" if route.tags else route.name
+
+
+def api_router() -> APIRouter:
+    router = APIRouter(prefix=API_PREFIX)
+    for module in (agents, runs, machines, results, token_routes):
+        router.include_router(module.router)
+    return router
+
+
+def bootstrap_admin_token(db: Database, settings: Settings) -> str | None:
+    """Make an admin token on first start when none is configured; returns it (to print once)."""
+    if settings.admin_token:
+        return None
+    with db.writing() as session:
+        if tokens.has_admin_token(session):
+            return None
+        _row, secret = tokens.issue(session, kind=TokenKind.admin, note="generated on first start")
+        return secret
+
+
+def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = database or Database(settings.resolved_database_url)
+        app.state.db = db
+        try:
+            secret = bootstrap_admin_token(db, settings)
+        except Exception as exc:  # the server still answers 503 on /healthz while the database is down
+            log.warning("could not check for an admin token at start: %s", exc.__class__.__name__)
+            secret = None
+        if secret:
+            print(
+                f"hwadvisor: generated the admin token (shown once, stored only as a hash):\n  {secret}",
+                file=sys.stderr,
+                flush=True,
+            )
+        try:
+            yield
+        finally:
+            if database is None:
+                db.dispose()
+
+    app = FastAPI(
+        title="hwadvisor",
+        version=__version__,
+        summary="Hardware-selection advisor for deep learning.",
+        lifespan=lifespan,
+        generate_unique_id_function=_operation_id,
+    )
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(api_router())
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

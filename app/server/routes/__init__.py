@@ -1,0 +1,1 @@
+"""One router per resource, all included under /api/v1 by the app factory."""

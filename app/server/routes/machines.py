@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.contracts import MachineRead, MachineStatus, Page
+from app.db import machines
+from app.server.deps import Admin, DatabaseDep, Reader
+
+router = APIRouter(prefix="/machines", tags=["machines"])
+
+
+@router.get("")
+def list_machines(
+    _reader: Reader,
+    db: DatabaseDep,
+    status: MachineStatus | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Page[MachineRead]:
+    with db.reading() as session:
+        return machines.page(session, status=status, limit=limit, offset=offset)
+
+
+@router.get("/{machine_id}")
+def get_machine(machine_id: uuid.UUID, _reader: Reader, db: DatabaseDep) -> MachineRead:
+    with db.reading() as session:
+        return machines.to_read(session, machines.get(session, machine_id), with_spec=True)
+
+
+@router.post("/{machine_id}/approve")
+def approve_machine(machine_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> MachineRead:
+    """Let a pending machine upload runs and take jobs."""
+    with db.writing() as session:
+        return machines.to_read(session, machines.approve(session, machine_id))

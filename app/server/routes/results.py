@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import StreamingResponse
+
+from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus
+from app.db import results
+from app.db.results import ResultFilter
+from app.server.deps import DatabaseDep, Reader
+
+router = APIRouter(prefix="/results", tags=["results"])
+
+
+def result_filter(
+    machine_id: uuid.UUID | None = None,
+    run_id: uuid.UUID | None = None,
+    workload: Annotated[str | None, Query(max_length=64)] = None,
+    runtime: Annotated[str | None, Query(max_length=64)] = None,
+    precision: Precision | None = None,
+    device_kind: DeviceKind | None = None,
+    batch_size: Annotated[int | None, Query(ge=1)] = None,
+    status: ResultStatus | None = None,
+) -> ResultFilter:
+    return ResultFilter(
+        machine_id=machine_id,
+        run_id=run_id,
+        workload=workload,
+        runtime=runtime,
+        precision=precision,
+        device_kind=device_kind,
+        batch_size=batch_size,
+        status=status,
+    )
+
+
+FilterDep = Annotated[ResultFilter, Depends(result_filter)]
+
+
+@router.get("")
+def list_results(
+    where: FilterDep,
+    _reader: Reader,
+    db: DatabaseDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Page[ResultRead]:
+    with db.reading() as session:
+        return results.page(session, where, limit=limit, offset=offset)
+
+
+@router.get("/export.csv", response_class=StreamingResponse, responses={200: {"content": {"text/csv": {}}}})
+def export_results(where: FilterDep, _reader: Reader, db: DatabaseDep) -> StreamingResponse:
+    """Every result matching the filters as CSV, streamed."""
+
+    def body() -> Iterator[str]:
+        with db.reading() as session:
+            yield from results.iter_csv(session, where)
+
+    return StreamingResponse(
+        body(),
+        media_type="text/csv",
+        headers={"Content-Disposition": 'attachment; filename="hwadvisor-results.csv"'},
+    )
