@@ -15,13 +15,11 @@ from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 T = TypeVar("T")
 
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_.\-]*$")]
-WorkloadName = Annotated[
-    str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train))?$")
-]
+WorkloadName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train))?$")]
 DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:\d{1,2})$")]
 Text = Annotated[str, Field(max_length=2000)]
 Label = Annotated[str, Field(min_length=1, max_length=200)]

@@ -66,9 +66,7 @@ def _take_fingerprint(session: Session, machine: Machine, fingerprint: str) -> N
     machine.fingerprint = fingerprint
 
 
-def enroll(
-    session: Session, *, enrollment_token_id: str, spec: MachineSpec, auto_approve: bool
-) -> tuple[Machine, str]:
+def enroll(session: Session, *, enrollment_token_id: str, spec: MachineSpec, auto_approve: bool) -> tuple[Machine, str]:
     """Register (or re-register) the machine the spec describes and issue its machine token.
 
     Re-enrolling the same hardware keeps its machine id, results and approval, and revokes the
@@ -115,10 +113,7 @@ def get(session: Session, machine_id: uuid.UUID) -> Machine:
 
 def latest_spec(session: Session, machine_id: uuid.UUID) -> MachineSpec | None:
     row = session.scalars(
-        select(SpecSnapshot.spec)
-        .where(SpecSnapshot.machine_id == machine_id)
-        .order_by(SpecSnapshot.id.desc())
-        .limit(1)
+        select(SpecSnapshot.spec).where(SpecSnapshot.machine_id == machine_id).order_by(SpecSnapshot.id.desc()).limit(1)
     ).first()
     return MachineSpec.model_validate(row) if row is not None else None
 
@@ -151,6 +146,4 @@ def page(
         query = query.where(Machine.status == status.value)
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(Machine.created_at, Machine.id).limit(limit).offset(offset))
-    return Page[MachineRead](
-        items=[to_read(session, m) for m in rows], total=total, limit=limit, offset=offset
-    )
+    return Page[MachineRead](items=[to_read(session, m) for m in rows], total=total, limit=limit, offset=offset)

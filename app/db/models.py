@@ -194,9 +194,7 @@ class TokenRow(Base):
     kind: Mapped[str] = mapped_column(String(16), index=True)
     secret_hash: Mapped[str] = mapped_column(String(64))
     note: Mapped[str] = mapped_column(String(200), default="")
-    machine_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("machines.id", ondelete="CASCADE"), index=True
-    )
+    machine_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]

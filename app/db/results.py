@@ -7,7 +7,7 @@ import io
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, Unpack
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
@@ -15,9 +15,16 @@ from sqlalchemy.orm import Session
 from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus
 from app.db.models import Machine, ResultRow
 
-CSV_COLUMNS = ["id", "run_id", "machine_id", "hostname", "device_kind", *[
-    name for name in ResultRead.model_fields if name not in {"id", "run_id", "machine_id", "hostname"}
-]]
+_S = TypeVar("_S", bound=Select[Unpack[tuple[Any, ...]]])
+
+CSV_COLUMNS = [
+    "id",
+    "run_id",
+    "machine_id",
+    "hostname",
+    "device_kind",
+    *[name for name in ResultRead.model_fields if name not in {"id", "run_id", "machine_id", "hostname"}],
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +38,7 @@ class ResultFilter:
     batch_size: int | None = None
     status: ResultStatus | None = None
 
-    def apply(self, query: Select[Any]) -> Select[Any]:
+    def apply(self, query: _S) -> _S:
         for column, value in (
             (ResultRow.machine_id, self.machine_id),
             (ResultRow.run_id, self.run_id),
@@ -47,7 +54,7 @@ class ResultFilter:
         return query
 
 
-def _select(where: ResultFilter) -> Select[Any]:
+def _select(where: ResultFilter) -> Select[ResultRow, str]:
     query = select(ResultRow, Machine.hostname).join(Machine, Machine.id == ResultRow.machine_id)
     return where.apply(query)
 

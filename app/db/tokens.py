@@ -139,4 +139,3 @@ def to_read(row: TokenRow) -> TokenRead:
         max_uses=row.max_uses,
         machine_id=row.machine_id,
     )
-

@@ -25,7 +25,9 @@ def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
     headers = extra.pop("headers", None)
     body = Problem(type=problem_type(title), title=title, status=status, detail=detail, **extra)
     return JSONResponse(
-        body.model_dump(exclude_none=True), status_code=status, headers=headers,
+        body.model_dump(exclude_none=True),
+        status_code=status,
+        headers=headers,
         media_type="application/problem+json",
     )
 

@@ -1,0 +1,45 @@
+"""The probe plug-in shape and the context a probe run fills in."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from app.contracts import CpuInfo, Device, MemoryInfo, PowerSensors, ProbeError, SoftwareStack
+from app.probes.sources import Sources
+from app.registry import Registry
+
+
+@dataclass
+class ProbeContext:
+    """What the probes found so far; a later probe may read what an earlier one set."""
+
+    sources: Sources
+    nvml: Any | None = None
+    """The NVML binding to use (pynvml, or a replay of a captured GPU); None imports pynvml."""
+    cuda_sm_counts: dict[str, int] | None = None
+    """SM count per GPU UUID from a replay; None asks torch."""
+    cpu: CpuInfo | None = None
+    memory: MemoryInfo | None = None
+    gpus: list[Device] = field(default_factory=list)
+    software: SoftwareStack | None = None
+    power: PowerSensors | None = None
+    errors: list[ProbeError] = field(default_factory=list)
+
+    def fail(self, probe: str, reason: str) -> None:
+        self.errors.append(ProbeError(probe=probe, reason=reason[:2000]))
+
+
+class Probe(ABC):
+    """One part of the machine. ``order`` sets who runs first when one probe reads another's result."""
+
+    NAME: ClassVar[str]
+    order: ClassVar[int] = 50
+
+    @abstractmethod
+    def run(self, ctx: ProbeContext) -> None:
+        """Fill in ctx; raise (or call ctx.fail) when the part cannot be read. Never exits the process."""
+
+
+probes: Registry[type[Probe]] = Registry("probe")

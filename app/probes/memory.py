@@ -1,0 +1,28 @@
+"""Memory: total, available, swap."""
+
+from __future__ import annotations
+
+import psutil
+
+from app.contracts import MemoryInfo
+from app.probes.base import Probe, ProbeContext, probes
+
+MIB = 1024 * 1024
+
+
+@probes.register("memory")
+class MemoryProbe(Probe):
+    NAME = "memory"
+    order = 20
+
+    def run(self, ctx: ProbeContext) -> None:
+        replay = ctx.sources.facts().get("memory")
+        if replay is not None:
+            ctx.memory = MemoryInfo.model_validate(replay)
+            return
+        vm = psutil.virtual_memory()
+        ctx.memory = MemoryInfo(
+            total_mb=round(vm.total / MIB, 1),
+            available_mb=round(vm.available / MIB, 1),
+            swap_total_mb=round(psutil.swap_memory().total / MIB, 1),
+        )

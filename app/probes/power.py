@@ -1,0 +1,42 @@
+"""Power sensors: readable RAPL energy counters (powercap) and the NVML energy counter."""
+
+from __future__ import annotations
+
+from app.contracts import PowerSensors
+from app.probes.base import Probe, ProbeContext, probes
+
+POWERCAP = "/sys/class/powercap"
+
+
+def rapl_domains(ctx: ProbeContext) -> list[str]:
+    """Names of RAPL zones whose energy counter this user can read (package-0, dram, ...)."""
+    readable = []
+    for zone in ctx.sources.listdir(POWERCAP):
+        if not zone.startswith("intel-rapl:"):
+            continue
+        base = f"{POWERCAP}/{zone}"
+        if ctx.sources.read(f"{base}/energy_uj") is None:
+            continue
+        name = (ctx.sources.read(f"{base}/name") or zone).strip()
+        readable.append(f"{zone}:{name}" if zone.count(":") > 1 else name)
+    return readable
+
+
+@probes.register("power")
+class PowerProbe(Probe):
+    NAME = "power"
+    order = 40
+
+    def run(self, ctx: ProbeContext) -> None:
+        domains = rapl_domains(ctx)
+        nvml_energy = any(d.nvidia is not None and d.nvidia.energy_counter for d in ctx.gpus)
+        zones = [z for z in ctx.sources.listdir(POWERCAP) if z.startswith("intel-rapl:")]
+        if domains:
+            note = None
+        elif zones:
+            note = "RAPL zones exist but their energy_uj is not readable by this user (root-only since Linux 5.10)"
+        else:
+            note = "no RAPL powercap zones: CPU energy will be an estimate from TDP x utilisation"
+        ctx.power = PowerSensors(
+            rapl_readable=bool(domains), rapl_domains=domains, nvml_energy_counter=nvml_energy, note=note
+        )
