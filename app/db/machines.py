@@ -41,19 +41,27 @@ def record_spec(session: Session, machine: Machine, spec: MachineSpec) -> SpecSn
     machine.hostname = spec.hostname
     if spec.fingerprint != machine.fingerprint:
         _take_fingerprint(session, machine, spec.fingerprint)
-    machine.devices = [
-        DeviceRow(
-            device_id=d.id,
-            kind=d.kind.value,
-            name=d.name,
-            uuid=d.nvidia.uuid if d.nvidia else None,
-            memory_total_mb=d.memory_total_mb,
-            catalog_id=d.catalog_id,
-        )
-        for d in spec.devices
-    ]
+    _sync_devices(machine, spec)
     session.flush()
     return snapshot
+
+
+def _sync_devices(machine: Machine, spec: MachineSpec) -> None:
+    """Update the device rows in place (a replaced list would insert before it deletes, and clash)."""
+    rows = {row.device_id: row for row in machine.devices}
+    wanted = {d.id for d in spec.devices}
+    for row in [r for r in machine.devices if r.device_id not in wanted]:
+        machine.devices.remove(row)
+    for device in spec.devices:
+        row = rows.get(device.id)
+        if row is None:
+            row = DeviceRow(device_id=device.id)
+            machine.devices.append(row)
+        row.kind = device.kind.value
+        row.name = device.name
+        row.uuid = device.nvidia.uuid if device.nvidia else None
+        row.memory_total_mb = device.memory_total_mb
+        row.catalog_id = device.catalog_id
 
 
 def _take_fingerprint(session: Session, machine: Machine, fingerprint: str) -> None:

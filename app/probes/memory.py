@@ -16,9 +16,11 @@ class MemoryProbe(Probe):
     order = 20
 
     def run(self, ctx: ProbeContext) -> None:
-        replay = ctx.sources.facts().get("memory")
-        if replay is not None:
-            ctx.memory = MemoryInfo.model_validate(replay)
+        if ctx.sources.captured:
+            captured = ctx.sources.facts().get("memory")
+            if captured is None:
+                raise RuntimeError("the captured machine has no memory facts")
+            ctx.memory = MemoryInfo.model_validate(captured)
             return
         vm = psutil.virtual_memory()
         ctx.memory = MemoryInfo(

@@ -73,9 +73,11 @@ class SoftwareProbe(Probe):
     order = 25
 
     def run(self, ctx: ProbeContext) -> None:
-        replay = ctx.sources.facts().get("software")
-        if replay is not None:
-            ctx.software = SoftwareStack.model_validate(replay)
+        if ctx.sources.captured:
+            captured = ctx.sources.facts().get("software")
+            if captured is None:
+                raise RuntimeError("the captured machine has no software facts")
+            ctx.software = SoftwareStack.model_validate(captured)
             return
         ctx.software = SoftwareStack(
             os=_os_name(ctx),

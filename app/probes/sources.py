@@ -26,6 +26,9 @@ COMMAND_TIMEOUT_S = 10
 
 
 class Sources(ABC):
+    captured: bool = False
+    """True when replaying a machine captured elsewhere: library-backed facts come from facts()."""
+
     @abstractmethod
     def read(self, path: str) -> str | None:
         """The text of a file, or None when it does not exist or cannot be read."""
@@ -97,6 +100,8 @@ class HostSources(Sources):
 
 class FixtureSources(Sources):
     """A machine captured in a folder (see the module docstring)."""
+
+    captured = True
 
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from app.contracts import Job, MachineSpec, Result, RunReport, WorkloadSpec
+from tests.factories import h100_spec, result, run_report
+
+DIMENSIONLESS = {"batch_size", "threads", "iterations", "cv"}
+UNIT_SUFFIXES = ("_ms", "_s", "_w", "_j", "_mb", "_tflops", "_gb_per_s", "_samples_per_s")
+
+
+def test_every_measured_quantity_names_its_unit() -> None:
+    numeric = [
+        name
+        for name, field in Result.model_fields.items()
+        if field.annotation is not None and ("float" in str(field.annotation) or "int" in str(field.annotation))
+    ]
+    assert numeric, "Result has numeric fields"
+    for name in numeric:
+        assert name in DIMENSIONLESS or name.endswith(UNIT_SUFFIXES), f"{name} has no unit in its name"
+
+
+def test_unknown_field_is_rejected() -> None:
+    data = result().model_dump(mode="json") | {"throughput": 1.0}
+    with pytest.raises(ValidationError, match="throughput"):
+        Result.model_validate(data)
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_numbers_are_rejected(value: str) -> None:
+    text = json.dumps(result().model_dump(mode="json")).replace('"latency_p50_ms": 28.2', f'"latency_p50_ms": {value}')
+    assert value in text
+    with pytest.raises(ValidationError, match="latency_p50_ms"):
+        Result.model_validate_json(text)
+
+
+def test_ok_result_needs_its_measurements() -> None:
+    with pytest.raises(ValidationError, match="throughput_samples_per_s"):
+        result(throughput_samples_per_s=None)
+
+
+@pytest.mark.parametrize("status", ["oom", "unsupported", "error"])
+def test_failed_result_needs_a_reason(status: str) -> None:
+    with pytest.raises(ValidationError, match="needs a reason"):
+        result(status=status, reason=None)
+    assert result(status=status, reason="CUDA out of memory at batch 4096").status.value == status
+
+
+def test_power_figure_must_say_where_it_came_from() -> None:
+    with pytest.raises(ValidationError, match="power_source"):
+        result(power_source="none", mean_power_w=300.0)
+
+
+def test_device_id_and_kind_must_agree() -> None:
+    data = h100_spec().model_dump(mode="json")
+    data["devices"][1]["kind"] = "cpu"
+    with pytest.raises(ValidationError, match="does not match kind"):
+        MachineSpec.model_validate(data)
+
+
+def test_run_report_round_trips_through_json() -> None:
+    report = run_report()
+    assert RunReport.model_validate_json(report.model_dump_json()) == report
+
+
+def test_run_that_ends_before_it_starts_is_rejected() -> None:
+    report = run_report()
+    with pytest.raises(ValidationError, match="finished_at"):
+        run_report(started_at=report.finished_at, finished_at=report.started_at)
+
+
+def test_workload_spec_takes_exactly_one_workload() -> None:
+    assert WorkloadSpec(workload="bert_base").workload == "bert_base"
+    with pytest.raises(ValidationError, match="exactly one"):
+        WorkloadSpec()
+    with pytest.raises(ValidationError, match="exactly one"):
+        WorkloadSpec.model_validate(
+            {"workload": "bert_base", "custom": {"name": "x", "flops_per_sample": 1, "bytes_per_sample": 1, "parameters": 1}}
+        )
+
+
+def test_job_needs_a_target() -> None:
+    with pytest.raises(ValidationError, match="machine_id or a label selector"):
+        Job.model_validate({"id": "00000000-0000-0000-0000-000000000001", "suite": "quick", "created_at": "2026-01-01T00:00:00Z"})
