@@ -17,9 +17,15 @@ def rapl_domains(ctx: ProbeContext) -> list[str]:
         base = f"{POWERCAP}/{zone}"
         if ctx.sources.read(f"{base}/energy_uj") is None:
             continue
-        name = (ctx.sources.read(f"{base}/name") or zone).strip()
-        readable.append(f"{zone}:{name}" if zone.count(":") > 1 else name)
+        name = _zone_name(ctx, zone)
+        if zone.count(":") > 1:  # a subzone (core, dram) of a package zone
+            name = f"{_zone_name(ctx, zone.rsplit(':', 1)[0])}/{name}"
+        readable.append(name)
     return readable
+
+
+def _zone_name(ctx: ProbeContext, zone: str) -> str:
+    return (ctx.sources.read(f"{POWERCAP}/{zone}/name") or zone).strip()
 
 
 @probes.register("power")
