@@ -72,6 +72,18 @@ def server(
 
 
 @cli.command()
+def up(
+    port: Annotated[int | None, typer.Option(help="Port (HWADVISOR_PORT, default 8321).")] = None,
+    serve: Annotated[bool, typer.Option(help="Keep serving after the first look; --no-serve exits.")] = True,
+) -> None:
+    """Start everything on this machine (server on the embedded database, this machine enrolled) and serve."""
+    from app.quickstart import up as run_up
+
+    settings = get_settings()
+    run_up(settings, host=settings.host, port=port or settings.port, echo=typer.echo, serve=serve)
+
+
+@cli.command()
 def probe(
     as_json: Annotated[bool, typer.Option("--json", help="Print the MachineSpec as JSON.")] = False,
     replay: Annotated[

@@ -24,9 +24,7 @@ H100_SM_COUNT = 132
 @functools.cache
 def h100_spec() -> MachineSpec:
     nvml = ReplayNvml.from_probe_json(H100 / "probe.json")
-    return probe_machine(
-        FixtureSources(H100), nvml=nvml, cuda_sm_counts={nvml.gpus[0]["uuid"]: H100_SM_COUNT}
-    )
+    return probe_machine(FixtureSources(H100), nvml=nvml, cuda_sm_counts={nvml.gpus[0]["uuid"]: H100_SM_COUNT})
 
 
 def machine_spec(**changes: Any) -> MachineSpec:
@@ -114,6 +112,8 @@ class Api:
 
     def post_run(self, token: str, report: RunReport) -> httpx.Response:
         response: httpx.Response = self.client.post(
-            "/api/v1/runs", content=report.model_dump_json(), headers={**self.bearer(token), "content-type": "application/json"}
+            "/api/v1/runs",
+            content=report.model_dump_json(),
+            headers={**self.bearer(token), "content-type": "application/json"},
         )
         return response

@@ -78,10 +78,15 @@ def test_workload_spec_takes_exactly_one_workload() -> None:
         WorkloadSpec()
     with pytest.raises(ValidationError, match="exactly one"):
         WorkloadSpec.model_validate(
-            {"workload": "bert_base", "custom": {"name": "x", "flops_per_sample": 1, "bytes_per_sample": 1, "parameters": 1}}
+            {
+                "workload": "bert_base",
+                "custom": {"name": "x", "flops_per_sample": 1, "bytes_per_sample": 1, "parameters": 1},
+            }
         )
 
 
 def test_job_needs_a_target() -> None:
     with pytest.raises(ValidationError, match="machine_id or a label selector"):
-        Job.model_validate({"id": "00000000-0000-0000-0000-000000000001", "suite": "quick", "created_at": "2026-01-01T00:00:00Z"})
+        Job.model_validate(
+            {"id": "00000000-0000-0000-0000-000000000001", "suite": "quick", "created_at": "2026-01-01T00:00:00Z"}
+        )

@@ -7,8 +7,9 @@ to be upgraded; read sessions stay deferred so readers never wait for writers.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ class Database:
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         write_bind = self.engine.execution_options(sqlite_begin="IMMEDIATE") if is_sqlite(url) else self.engine
         self._write = sessionmaker(write_bind, expire_on_commit=False)
+        self._writer_lock: AbstractContextManager[object] = threading.Lock() if is_sqlite(url) else nullcontext()
 
     @property
     def is_sqlite(self) -> bool:
@@ -87,8 +89,11 @@ class Database:
 
     @contextmanager
     def writing(self) -> Iterator[Session]:
-        """A session whose transaction commits on success and rolls back on any error."""
-        with self._write() as session, session.begin():
+        """A session whose transaction commits on success and rolls back on any error.
+
+        On SQLite, writers of this process also queue on a lock: the hand-over is immediate,
+        where SQLite's own busy handler sleeps in growing steps and starves unlucky writers."""
+        with self._writer_lock, self._write() as session, session.begin():
             yield session
 
     def dispose(self) -> None:

@@ -53,9 +53,8 @@ def _sync_devices(machine: Machine, spec: MachineSpec) -> None:
     for row in [r for r in machine.devices if r.device_id not in wanted]:
         machine.devices.remove(row)
     for device in spec.devices:
-        row = rows.get(device.id)
-        if row is None:
-            row = DeviceRow(device_id=device.id)
+        row = rows.get(device.id) or DeviceRow(device_id=device.id)
+        if row not in machine.devices:
             machine.devices.append(row)
         row.kind = device.kind.value
         row.name = device.name

@@ -7,7 +7,7 @@ import io
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus
 from app.db.models import Machine, ResultRow
 
-_S = TypeVar("_S", bound=Select[Unpack[tuple[Any, ...]]])
+_S = TypeVar("_S", bound=Select[*tuple[Any, ...]])
 
 CSV_COLUMNS = [
     "id",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert
+from sqlalchemy import Table, insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -15,6 +15,7 @@ from app.db.engine import Database
 from app.db.models import JobRow, Machine, ResultRow, Run, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
 
+RESULTS_TABLE = cast(Table, ResultRow.__table__)
 WRITABLE_STATUSES = {MachineStatus.online.value, MachineStatus.busy.value, MachineStatus.offline.value}
 
 
@@ -87,7 +88,10 @@ def _insert(session: Session, *, machine_id: uuid.UUID, report: RunReport) -> Ru
     session.add(run)
     session.flush()
     if report.results:
-        session.execute(insert(ResultRow), [_result_row(run.id, machine.id, r) for r in report.results])
+        # Core executemany on the table: the ORM bulk path costs about as much again per row.
+        session.connection().execute(
+            insert(RESULTS_TABLE), [_result_row(run.id, machine.id, r) for r in report.results]
+        )
     return to_read(run)
 
 

@@ -60,7 +60,15 @@ def test_probe_command_prints_a_table_and_valid_json() -> None:
     ).stdout
     assert "effective cpus" in table and "devices" in table
     out = subprocess.run(
-        [sys.executable, "-m", "app", "probe", "--json", "--replay", str(ROOT / "tests/fixtures/machines/xeon-8480-2s")],
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "probe",
+            "--json",
+            "--replay",
+            str(ROOT / "tests/fixtures/machines/xeon-8480-2s"),
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -84,7 +84,9 @@ def test_malformed_json_is_422(api: Api) -> None:
 def test_oversized_body_is_413(api: Api, db: Database) -> None:
     _machine, token = api.enroll()
     huge = b'{"pad": "' + b"x" * (9 * 1024 * 1024) + b'"}'
-    response = api.client.post("/api/v1/runs", content=huge, headers={**api.bearer(token), "content-type": "application/json"})
+    response = api.client.post(
+        "/api/v1/runs", content=huge, headers={**api.bearer(token), "content-type": "application/json"}
+    )
     assert response.status_code == 413
     assert "limit" in response.json()["detail"]
 

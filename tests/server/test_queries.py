@@ -19,9 +19,17 @@ def _seed(api: Api) -> tuple[str, str]:
                 result(batch_size=8, precision="fp32"),
                 result(batch_size=8, precision="bf16"),
                 result(workload="bert_base/infer", batch_size=8, precision="bf16"),
-                result(device="cpu", runtime="onnxruntime-cpu", batch_size=8, precision="fp32", threads=16,
-                       mean_power_w=None, energy_per_sample_j=None, power_source="none"),
-            ]
+                result(
+                    device="cpu",
+                    runtime="onnxruntime-cpu",
+                    batch_size=8,
+                    precision="fp32",
+                    threads=16,
+                    mean_power_w=None,
+                    energy_per_sample_j=None,
+                    power_source="none",
+                ),
+            ],
         ),
     )
     api.post_run(token_b, run_report(spec_b, results=[result(batch_size=8, precision="fp16")]))

@@ -36,12 +36,12 @@ def server_process(database_url: str, data_dir: Path) -> Iterator[str]:
         "HWADVISOR_ADMIN_TOKEN": ADMIN,
         "HWADVISOR_DATA_DIR": str(data_dir),
     }
+    log = (data_dir / f"server-{port}.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "app", "server", "--port", str(port)],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
-        text=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -53,8 +53,7 @@ def server_process(database_url: str, data_dir: Path) -> Iterator[str]:
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                output = proc.stdout.read() if proc.stdout else ""
-                raise AssertionError(f"server did not start:\n{output}")
+                raise AssertionError(f"server did not start:\n{Path(log.name).read_text()}")
             time.sleep(0.1)
         yield base
     finally:
@@ -64,6 +63,7 @@ def server_process(database_url: str, data_dir: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -1,0 +1,77 @@
+"""The agent's HTTP client: enrol, upload runs. Errors come back as HwadvisorErrors a person can act on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from app import __version__
+from app.contracts import EnrollRequest, EnrollResponse, MachineSpec, RunRead, RunReport
+from app.errors import AuthError, ConflictError, ForbiddenError, HwadvisorError, LimitError, NotFoundError
+
+TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+_BY_STATUS: dict[int, type[HwadvisorError]] = {
+    401: AuthError,
+    403: ForbiddenError,
+    404: NotFoundError,
+    409: ConflictError,
+    413: LimitError,
+}
+
+
+class ServerUnavailable(HwadvisorError):
+    """The server could not be reached or answered 5xx: worth retrying later."""
+
+
+class AgentClient:
+    def __init__(
+        self, base_url: str, token: str | None = None, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        headers = {"User-Agent": f"hwadvisor-agent/{__version__}"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=TIMEOUT, transport=transport)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> AgentClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise ServerUnavailable(
+                f"cannot reach the hwadvisor server at {self.base_url}: {exc.__class__.__name__}",
+                hint="check the URL and that the server is running",
+            ) from exc
+        if response.status_code >= 500:
+            raise ServerUnavailable(f"the server answered {response.status_code}: {_detail(response)}")
+        if response.status_code >= 400:
+            error = _BY_STATUS.get(response.status_code, HwadvisorError)
+            raise error(f"the server refused {method} {path} ({response.status_code}): {_detail(response)}")
+        return response
+
+    def enroll(self, spec: MachineSpec) -> EnrollResponse:
+        body = EnrollRequest(spec=spec).model_dump(mode="json")
+        return EnrollResponse.model_validate(self._request("POST", "/api/v1/agents/enroll", json=body).json())
+
+    def upload_run(self, report: RunReport) -> tuple[RunRead, bool]:
+        """Upload a run; (what the server stored, whether this upload created it)."""
+        response = self._request(
+            "POST", "/api/v1/runs", content=report.model_dump_json(), headers={"content-type": "application/json"}
+        )
+        return RunRead.model_validate(response.json()), response.status_code == 201
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("detail", response.text))
+    except ValueError:
+        return response.text[:500]

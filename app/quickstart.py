@@ -1,0 +1,97 @@
+"""`hwadvisor up`: the whole product on one machine, on the embedded SQLite default.
+
+Starts the server, enrols this machine through the agent path (probe -> enrollment token ->
+machine token over HTTP), approves it as the local operator, and keeps serving until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+import httpx
+
+from app.agent.client import AgentClient
+from app.config import Settings
+from app.contracts import MachineStatus, TokenKind
+from app.db import machines, migrate, tokens
+from app.db.engine import Database
+from app.errors import ConfigError, HwadvisorError
+from app.probes import probe_machine
+from app.probes.report import render_spec
+
+STARTUP_TIMEOUT_S = 60
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def start_server(settings: Settings, host: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "HWADVISOR_MIGRATE_ON_START": "false"}
+    return subprocess.Popen([sys.executable, "-m", "app", "server", "--host", host, "--port", str(port)], env=env)
+
+
+def wait_until_healthy(base_url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise HwadvisorError(f"the server exited with code {server.returncode} while starting; see its log above")
+        try:
+            if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise HwadvisorError(f"the server did not answer on {base_url} within {STARTUP_TIMEOUT_S} s")
+
+
+def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None], serve: bool = True) -> None:
+    if not _port_free(host, port):
+        raise ConfigError(f"port {port} on {host} is in use", hint="choose another with --port")
+    url = settings.resolved_database_url
+    migrate.upgrade(url)
+    db = Database(url)
+    with db.writing() as session:
+        _row, enrollment = tokens.issue(
+            session, kind=TokenKind.enrollment, note="hwadvisor up", max_uses=1, expires_in=timedelta(hours=1)
+        )
+    base_url = f"http://{host}:{port}"
+    server = start_server(settings, host, port)
+    try:
+        wait_until_healthy(base_url, server)
+        echo(f"server: {base_url} (database {url})")
+        spec = probe_machine()
+        echo(render_spec(spec))
+        with AgentClient(base_url, enrollment) as agent:
+            enrolled = agent.enroll(spec)
+        if enrolled.status is MachineStatus.pending:
+            with db.writing() as session:
+                machines.approve(session, enrolled.machine_id)
+        echo(f"enrolled this machine as {enrolled.machine_id} through the agent path")
+        echo(f"API and its docs: {base_url}/docs")
+        if serve:
+            echo("serving until Ctrl-C")
+            server.wait()
+    except KeyboardInterrupt:
+        echo("stopping")
+    finally:
+        if server.poll() is None:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        db.dispose()
