@@ -1,0 +1,1 @@
+"""The benchmark engine: workloads (model zoo), runtimes, primitives, measurement, energy, suites."""

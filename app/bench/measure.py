@@ -1,0 +1,183 @@
+"""The harness: time a step, warm it up until steady, sample until the median is known well enough.
+
+It knows nothing of models. A runtime hands it a ``step`` (one mini-batch) and, on a GPU, a
+``sync`` that waits for queued work; the harness owns warm-up, repetition and statistics.
+
+Stopping rule (Phoronix's dynamic run count, with its users' complaints fixed): sample until the
+95% confidence interval of the *median* (distribution-free, from order statistics) is within
+``target_ci`` of the median, or the time budget or iteration cap is spent; the result says
+``stable`` only in the first case. A fixed iteration count is obeyed exactly. The garbage
+collector is off while timing.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureConfig:
+    target_ci: float = 0.02
+    """Stop when the 95% CI of the median is within this fraction of it."""
+    time_budget_s: float = 10.0
+    """Hard wall-clock budget for sampling (warm-up has its own)."""
+    max_iterations: int = 10_000
+    min_iterations: int = 10
+    warmup_budget_s: float = 5.0
+    warmup_min: int = 2
+    warmup_window: int = 5
+    warmup_tolerance: float = 0.05
+    """Warm-up ends when the medians of the last two windows differ by less than this."""
+    fixed_iterations: int | None = None
+    """When set, exactly this many timed iterations, whatever the statistics say."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Step times in seconds with their statistics; derive everything from the raw samples."""
+
+    samples_s: tuple[float, ...]
+    warmup_iterations: int
+    stable: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.samples_s)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.samples_s)
+
+    @property
+    def mean_s(self) -> float:
+        return statistics.fmean(self.samples_s)
+
+    def percentile_s(self, q: float) -> float:
+        return percentile(self.samples_s, q)
+
+    @property
+    def cv(self) -> float:
+        if self.n < 2:
+            return 0.0
+        return statistics.stdev(self.samples_s) / self.mean_s
+
+    @property
+    def ci95_s(self) -> tuple[float, float]:
+        return median_ci(self.samples_s)
+
+    @property
+    def total_s(self) -> float:
+        return math.fsum(self.samples_s)
+
+
+def percentile(values: tuple[float, ...] | list[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default), q in [0, 100]."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median_ci(values: tuple[float, ...] | list[float]) -> tuple[float, float]:
+    """95% confidence interval of the median from order statistics (no assumption of normality)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n < 6:
+        return ordered[0], ordered[-1]
+    half_width = Z95 * math.sqrt(n) / 2
+    low = max(0, math.floor(n / 2 - half_width) - 1)
+    high = min(n - 1, math.ceil(n / 2 + half_width))
+    return ordered[low], ordered[high]
+
+
+def relative_ci(values: tuple[float, ...] | list[float]) -> float:
+    low, high = median_ci(values)
+    middle = statistics.median(values)
+    return (high - low) / middle if middle > 0 else math.inf
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def timed(step: Callable[[], object], sync: Callable[[], None] | None) -> float:
+    """Seconds one step takes, queued device work included."""
+    if sync is not None:
+        sync()
+    start = time.perf_counter_ns()
+    step()
+    if sync is not None:
+        sync()
+    return (time.perf_counter_ns() - start) / 1e9
+
+
+def warm_up(
+    step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureConfig, *, timer: TimerFn
+) -> int:
+    """Run until two successive windows agree, or the warm-up budget is spent; returns iterations."""
+    times: list[float] = []
+    deadline = time.perf_counter() + config.warmup_budget_s
+    window = config.warmup_window
+    while True:
+        times.append(timer(step, sync))
+        if len(times) >= max(config.warmup_min, 2 * window):
+            previous = statistics.median(times[-2 * window : -window])
+            latest = statistics.median(times[-window:])
+            if abs(latest - previous) <= config.warmup_tolerance * previous:
+                return len(times)
+        if len(times) >= config.warmup_min and time.perf_counter() >= deadline:
+            return len(times)
+
+
+TimerFn = Callable[[Callable[[], object], Callable[[], None] | None], float]
+
+
+def measure(
+    step: Callable[[], object],
+    config: MeasureConfig,
+    *,
+    sync: Callable[[], None] | None = None,
+    timer: TimerFn = timed,
+) -> Timing:
+    """Warm up, then sample step times by the stopping rule in the module docstring."""
+    with gc_paused():
+        warmup = warm_up(step, sync, config, timer=timer)
+        samples: list[float] = []
+        if config.fixed_iterations is not None:
+            samples = [timer(step, sync) for _ in range(config.fixed_iterations)]
+            return Timing(tuple(samples), warmup, stable=relative_ci(samples) <= config.target_ci)
+        deadline = time.perf_counter() + config.time_budget_s
+        stable = False
+        next_check = config.min_iterations
+        while len(samples) < config.max_iterations:
+            samples.append(timer(step, sync))
+            if len(samples) >= next_check:
+                # Checking every ~10% more samples keeps the bookkeeping off fast steps' wall clock.
+                next_check = len(samples) + max(1, len(samples) // 10)
+                if relative_ci(samples) <= config.target_ci:
+                    stable = True
+                    break
+            if len(samples) >= config.min_iterations and time.perf_counter() >= deadline:
+                break
+            if time.perf_counter() >= deadline + config.time_budget_s:
+                break  # a step slower than the whole budget: keep what we have
+        return Timing(tuple(samples), warmup, stable=stable)

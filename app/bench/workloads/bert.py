@@ -1,0 +1,100 @@
+"""BERT-base (Devlin et al. 2019) with a SQuAD span head, as in the reference implementation.
+
+The encoder mirrors the reference BertModel layer for layer (word/position/type embeddings,
+12 post-norm layers of 12-head attention and a 3072-wide GELU feed-forward, a tanh pooler), so
+its parameter count is the reference's 109,482,240; the span head (768 -> start/end) adds 1,538.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from app.bench.workloads.base import Size, Workload, workloads
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden: int, heads: int, intermediate: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.attention_out = nn.Linear(hidden, hidden)
+        self.attention_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.intermediate = nn.Linear(hidden, intermediate)
+        self.output = nn.Linear(intermediate, hidden)
+        self.output_norm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, hidden = x.shape
+        return x.view(batch, seq, self.heads, hidden // self.heads).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, hidden = x.shape
+        q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
+        context = nn.functional.scaled_dot_product_attention(q, k, v)
+        context = context.transpose(1, 2).reshape(batch, seq, hidden)
+        x = self.attention_norm(x + self.attention_out(context))
+        return self.output_norm(x + self.output(nn.functional.gelu(self.intermediate(x))))
+
+
+class BertModel(nn.Module):
+    def __init__(
+        self, vocab: int = 30522, hidden: int = 768, layers: int = 12, heads: int = 12, intermediate: int = 3072
+    ) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, hidden)
+        self.position_embeddings = nn.Embedding(512, hidden)
+        self.token_type_embeddings = nn.Embedding(2, hidden)
+        self.embedding_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, intermediate) for _ in range(layers))
+        self.pooler = nn.Linear(hidden, hidden)
+
+    def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        seq = input_ids.shape[1]
+        positions = torch.arange(seq, device=input_ids.device).unsqueeze(0)
+        x = self.word_embeddings(input_ids) + self.position_embeddings(positions)
+        x = self.embedding_norm(x + self.token_type_embeddings(torch.zeros_like(input_ids)))
+        for layer in self.layers:
+            x = layer(x)
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
+class BertForQuestionAnswering(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bert = BertModel()
+        self.span = nn.Linear(768, 2)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        sequence, _pooled = self.bert(input_ids)
+        return self.span(sequence)
+
+
+@workloads.register("bert_base")
+class BertBaseWorkload(Workload):
+    NAME = "bert_base"
+    description = "BERT-base encoder, sequence 128, SQuAD span head"
+    parameters = 109_483_778
+    encoder_parameters = 109_482_240
+    flops_per_sample = 21_744_844_800
+    SEQ, TINY_SEQ, VOCAB = 128, 16, 30522
+    input_names = ("input_ids",)
+    default_batch_sizes = (1, 8, 32)
+
+    def build(self) -> nn.Module:
+        return BertForQuestionAnswering()
+
+    def _seq(self, size: Size) -> int:
+        return self.TINY_SEQ if size == "tiny" else self.SEQ
+
+    def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
+        return (torch.randint(0, self.VOCAB, (batch, self._seq(size))),)
+
+    def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
+        return torch.randint(0, self._seq(size), (batch, 2))
+
+    def loss(self, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        start, end = output[..., 0], output[..., 1]
+        return (nn.functional.cross_entropy(start, target[:, 0]) + nn.functional.cross_entropy(end, target[:, 1])) / 2
