@@ -17,7 +17,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 Z95 = 1.959963984540054
@@ -157,27 +157,36 @@ def measure(
     *,
     sync: Callable[[], None] | None = None,
     timer: TimerFn = timed,
+    region: AbstractContextManager[object] | None = None,
 ) -> Timing:
-    """Warm up, then sample step times by the stopping rule in the module docstring."""
+    """Warm up, then sample step times by the stopping rule in the module docstring.
+
+    ``region`` (an energy meter) is entered around the sampling phase only, not the warm-up."""
     with gc_paused():
         warmup = warm_up(step, sync, config, timer=timer)
-        samples: list[float] = []
-        if config.fixed_iterations is not None:
-            samples = [timer(step, sync) for _ in range(config.fixed_iterations)]
-            return Timing(tuple(samples), warmup, stable=relative_ci(samples) <= config.target_ci)
-        deadline = time.perf_counter() + config.time_budget_s
-        stable = False
-        next_check = config.min_iterations
-        while len(samples) < config.max_iterations:
-            samples.append(timer(step, sync))
-            if len(samples) >= next_check:
-                # Checking every ~10% more samples keeps the bookkeeping off fast steps' wall clock.
-                next_check = len(samples) + max(1, len(samples) // 10)
-                if relative_ci(samples) <= config.target_ci:
-                    stable = True
-                    break
-            if len(samples) >= config.min_iterations and time.perf_counter() >= deadline:
-                break
-            if time.perf_counter() >= deadline + config.time_budget_s:
-                break  # a step slower than the whole budget: keep what we have
-        return Timing(tuple(samples), warmup, stable=stable)
+        with region or nullcontext():
+            samples, stable = _sample(step, sync, config, timer)
+    return Timing(tuple(samples), warmup, stable=stable)
+
+
+def _sample(
+    step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureConfig, timer: TimerFn
+) -> tuple[list[float], bool]:
+    if config.fixed_iterations is not None:
+        samples = [timer(step, sync) for _ in range(config.fixed_iterations)]
+        return samples, relative_ci(samples) <= config.target_ci
+    samples = []
+    deadline = time.perf_counter() + config.time_budget_s
+    next_check = config.min_iterations
+    while len(samples) < config.max_iterations:
+        samples.append(timer(step, sync))
+        if len(samples) >= next_check:
+            # Checking every ~10% more samples keeps the bookkeeping off fast steps' wall clock.
+            next_check = len(samples) + max(1, len(samples) // 10)
+            if relative_ci(samples) <= config.target_ci:
+                return samples, True
+        if len(samples) >= config.min_iterations and time.perf_counter() >= deadline:
+            break
+        if time.perf_counter() >= deadline + config.time_budget_s:
+            break  # a step slower than the whole budget: keep what we have
+    return samples, False

@@ -1,0 +1,31 @@
+"""A config: one point of the grid a suite measures (workload x task x runtime x device x precision x batch x threads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.contracts import Precision, Task
+
+
+@dataclass(frozen=True, slots=True)
+class BenchConfig:
+    workload: str
+    task: Task
+    runtime: str
+    device: str
+    precision: Precision
+    batch_size: int
+    threads: int | None = None
+
+    @property
+    def workload_name(self) -> str:
+        """The result's workload: 'resnet50/infer'; primitives carry no task ('gemm_2048')."""
+        from app.bench.primitives import primitives
+
+        return self.workload if self.workload in primitives else f"{self.workload}/{self.task.value}"
+
+    def label(self) -> str:
+        threads = f" threads={self.threads}" if self.threads else ""
+        return (
+            f"{self.workload_name} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"
+        )

@@ -1,0 +1,60 @@
+"""Results as a table for people (`hwadvisor bench`)."""
+
+from __future__ import annotations
+
+from app.contracts import Result, ResultStatus
+
+HEADER = ("workload", "runtime", "device", "prec", "batch", "thr", "result", "p50 ms", "p99 ms", "±CI", "n", "W", "J/sample")
+KEYS = 6  # the config columns every row has
+
+
+def _number(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}" if value < 10_000 else f"{value:,.0f}"
+
+
+def figure_of_merit(result: Result) -> str:
+    if result.achieved_tflops is not None:
+        return f"{result.achieved_tflops * 1000:,.1f} GFLOP/s"
+    if result.bandwidth_gb_per_s is not None:
+        return f"{result.bandwidth_gb_per_s:,.1f} GB/s"
+    return f"{_number(result.throughput_samples_per_s)} /s"
+
+
+def _ci_half_width(r: Result) -> str:
+    if r.latency_ci95_high_ms is None or r.latency_ci95_low_ms is None or not r.latency_p50_ms:
+        return "-"
+    percent = (r.latency_ci95_high_ms - r.latency_ci95_low_ms) / 2 / r.latency_p50_ms * 100
+    return f"{percent:.1f}%" + ("" if r.stable else " !")
+
+
+def _row(r: Result) -> tuple[str, ...]:
+    keys = (r.workload, r.runtime, r.device, r.precision.value, str(r.batch_size), str(r.threads or "-"))
+    if r.status is not ResultStatus.ok:
+        return (*keys, f"{r.status.value}: {r.reason}")
+    power = f"{_number(r.mean_power_w)} {r.power_source.value}" if r.mean_power_w is not None else "-"
+    return (
+        *keys,
+        figure_of_merit(r),
+        _number(r.latency_p50_ms, 2),
+        _number(r.latency_p99_ms, 2),
+        _ci_half_width(r),
+        str(r.iterations),
+        power,
+        _number(r.energy_per_sample_j, 3),
+    )
+
+
+def render_results(results: list[Result]) -> str:
+    rows = [_row(r) for r in results]
+    full = [HEADER, *(row for row in rows if len(row) == len(HEADER))]
+    widths = [max(len(row[i]) for row in full) for i in range(len(HEADER))]
+    lines = []
+    for row in [HEADER, *rows]:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:KEYS])] + list(row[KEYS:KEYS + 1])
+        cells[-1] = cells[-1].ljust(widths[KEYS]) if len(row) == len(HEADER) else cells[-1]
+        cells += [cell.ljust(widths[i]) for i, cell in enumerate(row[KEYS + 1 :], start=KEYS + 1)]
+        lines.append("  ".join(cells).rstrip())
+    lines.append("'!': the 95% CI of the median did not reach the target within the time budget.")
+    return "\n".join(lines)

@@ -1,0 +1,204 @@
+"""Run a suite's configs on this machine and turn each into a Result.
+
+One config's failure never stops the suite: a combination the machine cannot run is recorded
+``unsupported`` with why, an out-of-memory batch ``oom``, any other exception ``error`` with its
+message. Ctrl-C stops after keeping what finished.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import torch
+
+from app import __version__
+from app.bench.config import BenchConfig
+from app.bench.energy import EnergyReading, Metered, PeakRss, Sampler, meter_for
+from app.bench.measure import MeasureConfig, Timing, measure, timed
+from app.bench.primitives import primitives
+from app.bench.runtimes import runtimes
+from app.bench.suites import Suite
+from app.bench.workloads import Size, workloads
+from app.contracts import MachineSpec, PowerSource, Result, ResultStatus, RunReport
+
+Progress = Callable[[int, int, BenchConfig, float | None], None]
+"""(index starting at 1, total, the config about to run, seconds left by estimate or None)."""
+
+
+@dataclass
+class SuiteRun:
+    results: list[Result] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def _is_oom(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError | torch.cuda.OutOfMemoryError):
+        return True
+    text = str(exc).lower()
+    return any(words in text for words in ("out of memory", "failed to allocate memory", "can't allocate memory"))
+
+
+def _failed(config: BenchConfig, status: ResultStatus, reason: str) -> Result:
+    return Result(
+        workload=config.workload_name,
+        runtime=config.runtime,
+        device=config.device,
+        precision=config.precision,
+        batch_size=config.batch_size,
+        threads=config.threads,
+        status=status,
+        reason=reason[:2000],
+    )
+
+
+def unsupported_reason(config: BenchConfig, machine: MachineSpec) -> str | None:
+    if config.workload in primitives:
+        return primitives.get(config.workload)().unsupported(config, machine)
+    if config.workload not in workloads:
+        return f"unknown workload {config.workload!r}; known: {', '.join(workloads.names() + primitives.names())}"
+    if config.runtime not in runtimes:
+        return f"unknown runtime {config.runtime!r}; known: {', '.join(runtimes.names())}"
+    runtime = runtimes.get(config.runtime)()
+    return runtime.unavailable() or runtime.unsupported(config, machine)
+
+
+def _result(
+    config: BenchConfig,
+    timing: Timing,
+    energy: EnergyReading,
+    peak_memory_mb: float | None,
+    *,
+    compile_time_s: float | None = None,
+    work: tuple[float, str] | None = None,
+) -> Result:
+    median = timing.median_s
+    low, high = timing.ci95_s
+    samples = timing.n * config.batch_size
+    joules = energy.joules if energy.source is not PowerSource.none else None
+    tflops = bandwidth = None
+    if work is not None:
+        amount, unit = work
+        if unit == "flop":
+            tflops = amount / median / 1e12
+        else:
+            bandwidth = amount / median / 1e9
+    return Result(
+        workload=config.workload_name,
+        runtime=config.runtime,
+        device=config.device,
+        precision=config.precision,
+        batch_size=config.batch_size,
+        threads=config.threads,
+        status=ResultStatus.ok,
+        throughput_samples_per_s=config.batch_size / median,
+        latency_p50_ms=median * 1000,
+        latency_p90_ms=timing.percentile_s(90) * 1000,
+        latency_p99_ms=timing.percentile_s(99) * 1000,
+        latency_mean_ms=timing.mean_s * 1000,
+        latency_ci95_low_ms=low * 1000,
+        latency_ci95_high_ms=high * 1000,
+        cv=timing.cv,
+        iterations=timing.n,
+        stable=timing.stable,
+        peak_memory_mb=peak_memory_mb,
+        mean_power_w=energy.mean_power_w if joules is not None else None,
+        energy_per_sample_j=joules / samples if joules is not None else None,
+        power_source=energy.source if joules is not None else PowerSource.none,
+        achieved_tflops=tflops,
+        bandwidth_gb_per_s=bandwidth,
+        compile_time_s=compile_time_s,
+    )
+
+
+def run_config(
+    config: BenchConfig, machine: MachineSpec, measure_config: MeasureConfig, *, size: Size = "standard"
+) -> Result:
+    """Measure one config; never raises for the config's own failures."""
+    reason = unsupported_reason(config, machine)
+    if reason:
+        return _failed(config, ResultStatus.unsupported, reason)
+    threads_before = torch.get_num_threads()
+    rss = PeakRss()
+    energy = Metered(meter_for(config.device, machine))
+    try:
+        with Sampler(rss):
+            if config.workload in primitives:
+                primitive = primitives.get(config.workload)().prepare(config)
+                try:
+                    timing = measure(
+                        primitive.step, measure_config, sync=primitive.sync, timer=primitive.timer or timed, region=energy
+                    )
+                finally:
+                    primitive.close()
+                peak = primitive.peak_device_memory_mb() if config.device != "cpu" else rss.peak_mb
+                return _result(config, timing, energy.reading, peak, work=(primitive.work, primitive.unit))
+            workload = workloads.get(config.workload)()
+            prepared = runtimes.get(config.runtime)().prepare(config, workload, size)
+            try:
+                timing = measure(
+                    prepared.step, measure_config, sync=prepared.sync, timer=prepared.timer or timed, region=energy
+                )
+                device_peak = prepared.peak_device_memory_mb()
+            finally:
+                prepared.close()
+        peak = device_peak if device_peak is not None else rss.peak_mb
+        return _result(config, timing, energy.reading, peak, compile_time_s=prepared.compile_time_s)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        status = ResultStatus.oom if _is_oom(exc) else ResultStatus.error
+        return _failed(config, status, f"{exc.__class__.__name__}: {exc}")
+    finally:
+        torch.set_num_threads(threads_before)
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def run_suite(
+    suite: Suite,
+    machine: MachineSpec,
+    *,
+    only: str | None = None,
+    fixed_iterations: int | None = None,
+    size: Size = "standard",
+    progress: Progress | None = None,
+) -> SuiteRun:
+    configs = suite.configs(machine, only=only)
+    settings = MeasureConfig(
+        target_ci=suite.measure.target_ci,
+        time_budget_s=suite.measure.time_budget_s,
+        warmup_budget_s=suite.measure.warmup_budget_s,
+        max_iterations=suite.measure.max_iterations,
+        fixed_iterations=fixed_iterations,
+    )
+    run = SuiteRun()
+    started = time.perf_counter()
+    for index, config in enumerate(configs, start=1):
+        done = index - 1
+        eta = (time.perf_counter() - started) / done * (len(configs) - done) if done else None
+        if progress is not None:
+            progress(index, len(configs), config, eta)
+        try:
+            run.results.append(run_config(config, machine, settings, size=size))
+        except KeyboardInterrupt:
+            run.interrupted = True
+            break
+    return run
+
+
+def run_report(suite: Suite, machine: MachineSpec, run: SuiteRun, *, started_at: datetime) -> RunReport:
+    return RunReport(
+        run_id=uuid.uuid4(),
+        suite=suite.name,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+        agent_version=__version__,
+        machine=machine,
+        results=run.results,
+    )

@@ -1,0 +1,127 @@
+"""Suites are data: TOML files of grids that expand into configs for one machine.
+
+A grid row names workloads, tasks, runtimes, devices, precisions, batch sizes and threads; the
+row stands for every combination. Device ``cuda`` means every GPU of the machine (none on a CPU
+machine: the row then adds nothing); ``cuda:1`` means that GPU, and is recorded unsupported where
+it is missing. Threads: numbers, ``all`` (the CPUs this process may use, which is the default),
+or ``scaling`` (1, 2, 4, ... up to the physical cores, then the logical count if SMT adds more).
+Primitives (gemm_*, copy_*, h2d_*, d2h_*) take no task, runtime or batch size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.bench.config import BenchConfig
+from app.bench.primitives import primitives
+from app.contracts import MachineSpec, Name, Precision, Task
+from app.errors import ConfigError
+
+ThreadSpec = Annotated[int, Field(ge=1, le=4096)] | Literal["all", "scaling"]
+
+
+class Measure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    time_budget_s: float = Field(default=3.0, gt=0)
+    warmup_budget_s: float = Field(default=3.0, gt=0)
+    target_ci: float = Field(default=0.02, gt=0, lt=1)
+    max_iterations: int = Field(default=10_000, ge=1)
+
+
+class Grid(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    workloads: list[Name] = Field(min_length=1)
+    tasks: list[Task] = [Task.infer]
+    runtimes: list[Name] = ["torch-eager"]
+    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:\d{1,2})?)$")]] = ["cpu"]
+    precisions: list[Precision] = [Precision.fp32]
+    batch_sizes: list[Annotated[int, Field(ge=1)]] = [1]
+    threads: list[ThreadSpec] = ["all"]
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    description: str = ""
+    measure: Measure = Measure()
+    grid: list[Grid] = Field(min_length=1)
+
+    def configs(self, machine: MachineSpec, *, only: str | None = None) -> list[BenchConfig]:
+        """Every config of the grid on this machine, in file order, duplicates dropped."""
+        seen: dict[BenchConfig, None] = {}
+        for row in self.grid:
+            for config in expand(row, machine):
+                if only is None or config.workload == only:
+                    seen.setdefault(config, None)
+        return list(seen)
+
+
+def default_threads(machine: MachineSpec) -> int:
+    return max(1, min(machine.cpu.physical_cores, math.floor(machine.cpu.effective_cpus)))
+
+
+def thread_counts(spec: ThreadSpec, machine: MachineSpec) -> list[int]:
+    if isinstance(spec, int):
+        return [spec]
+    if spec == "all":
+        return [default_threads(machine)]
+    usable = max(1, math.floor(machine.cpu.effective_cpus))
+    physical = min(machine.cpu.physical_cores, usable)
+    counts = [2**i for i in range(physical.bit_length()) if 2**i <= physical]
+    counts += [c for c in (physical, min(machine.cpu.logical_cores, usable)) if c not in counts]
+    return sorted(counts)
+
+
+def _devices(spec: str, machine: MachineSpec) -> list[str]:
+    if spec == "cuda":
+        return [d.id for d in machine.devices if d.kind.value == "cuda"]
+    return [spec]
+
+
+def expand(row: Grid, machine: MachineSpec) -> list[BenchConfig]:
+    configs = []
+    for workload in row.workloads:
+        is_primitive = workload in primitives
+        tasks = [Task.infer] if is_primitive else row.tasks
+        runtimes = ["torch-eager"] if is_primitive else row.runtimes
+        batches = [1] if is_primitive else row.batch_sizes
+        for device_spec, task, runtime, precision, batch in itertools.product(
+            row.devices, tasks, runtimes, row.precisions, batches
+        ):
+            for device in _devices(device_spec, machine):
+                threads: list[int | None] = (
+                    [t for spec in row.threads for t in thread_counts(spec, machine)] if device == "cpu" else [None]
+                )
+                for count in dict.fromkeys(threads):
+                    configs.append(BenchConfig(workload, task, runtime, device, precision, batch, count))
+    return configs
+
+
+BUILT_IN = ("quick", "standard", "full")
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name, or a user's TOML file by path."""
+    path = Path(name_or_path)
+    if name_or_path in BUILT_IN:
+        text = resources.files("app.bench").joinpath(f"suites/{name_or_path}.toml").read_text(encoding="utf-8")
+    elif path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:
+        raise ConfigError(
+            f"no suite {name_or_path!r}", hint=f"use one of {', '.join(BUILT_IN)} or the path of a suite TOML file"
+        )
+    try:
+        return Suite.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise ConfigError(f"suite {name_or_path!r} is not valid: {exc}") from exc
