@@ -108,7 +108,9 @@ def bench(
     token: Annotated[
         str | None, typer.Option(envvar="HWADVISOR_MACHINE_TOKEN", help="Machine token for --upload.")
     ] = None,
-    iterations: Annotated[int | None, typer.Option(min=1, help="Exactly this many timed iterations per config.")] = None,
+    iterations: Annotated[
+        int | None, typer.Option(min=1, help="Exactly this many timed iterations per config.")
+    ] = None,
 ) -> None:
     """Measure this machine on a suite: progress, a results table, a RunReport."""
     from datetime import UTC, datetime

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from app.config import Settings
 from app.db import migrate
 from app.db.engine import Database
 from app.db.models import Base
+
+# Keep the tests' files (ONNX exports, databases) out of the user's data directory.
+os.environ.setdefault("HWADVISOR_DATA_DIR", tempfile.mkdtemp(prefix="hwadvisor-tests-"))
 
 PG_ENV = "HWADVISOR_TEST_DATABASE_URL"
 PG_URL = os.environ.get(PG_ENV)

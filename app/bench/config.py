@@ -1,4 +1,4 @@
-"""A config: one point of the grid a suite measures (workload x task x runtime x device x precision x batch x threads)."""
+"""A config: one point of a suite's grid (workload x task x runtime x device x precision x batch x threads)."""
 
 from __future__ import annotations
 

@@ -10,11 +10,13 @@ A sampler thread also records the peak RSS of this process while the region runs
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -148,10 +150,10 @@ def rapl_zones() -> list[RaplZone]:
             continue
         path = f"{POWERCAP}/{name}"
         try:
-            label = open(f"{path}/name").read().strip()
+            label = Path(f"{path}/name").read_text().strip()
             if name.count(":") > 1 and label != "dram":
                 continue
-            zone = RaplZone(path, int(open(f"{path}/max_energy_range_uj").read()))
+            zone = RaplZone(path, int(Path(f"{path}/max_energy_range_uj").read_text()))
             zone.read_uj()
         except (OSError, ValueError):
             continue
@@ -183,6 +185,10 @@ class RaplMeter(EnergyMeter):
         return EnergyReading(micro / 1e6, seconds, self.source, "RAPL package + DRAM (whole socket, not this process)")
 
 
+MIN_ESTIMATE_S = 0.2
+"""CPU times tick in 10 ms steps: a shorter region would estimate zero energy, which is false."""
+
+
 class EstimateMeter(EnergyMeter):
     """TDP x this process's share of the machine's CPUs over the region: labelled an estimate."""
 
@@ -204,6 +210,8 @@ class EstimateMeter(EnergyMeter):
     def stop(self) -> EnergyReading:
         times = self._process.cpu_times()
         seconds = time.perf_counter() - self._start
+        if seconds < MIN_ESTIMATE_S:
+            return EnergyReading(None, seconds, PowerSource.none, f"{seconds * 1000:.0f} ms is too short to estimate")
         busy_cpus = (times.user + times.system - self._cpu) / seconds if seconds > 0 else 0.0
         utilisation = min(1.0, busy_cpus / self.logical_cpus)
         return EnergyReading(self.tdp_w * utilisation * seconds, seconds, self.source, self.note)
@@ -218,11 +226,9 @@ class NvmlMeter(EnergyMeter):
     source = PowerSource.nvml
 
     def __init__(self, index: int, *, counter: bool, nvml: Any | None = None) -> None:
-        if nvml is None:
-            import pynvml as nvml
-        self.nvml = nvml
-        nvml.nvmlInit()
-        self.handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        self.nvml: Any = nvml if nvml is not None else importlib.import_module("pynvml")
+        self.nvml.nvmlInit()
+        self.handle = self.nvml.nvmlDeviceGetHandleByIndex(index)
         self.counter = counter
         self._before = 0
         self._start = 0.0

@@ -102,8 +102,12 @@ class Gemm(Primitive):
 
         tf32 = tensor_float32(config.precision is Precision.tf32)
         tf32.__enter__()
+
+        def close() -> None:
+            tf32.__exit__(None, None, None)
+
         sync, timer = _device_sync(device)
-        return PreparedPrimitive(step, sync, timer, 2.0 * self.n**3, "flop", lambda: tf32.__exit__(None, None, None))
+        return PreparedPrimitive(step, sync, timer, 2.0 * self.n**3, "flop", close)
 
 
 class DeviceCopy(Primitive):

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 from app.contracts import Result, ResultStatus
 
-HEADER = ("workload", "runtime", "device", "prec", "batch", "thr", "result", "p50 ms", "p99 ms", "±CI", "n", "W", "J/sample")
+HEADER = (
+    "workload",
+    "runtime",
+    "device",
+    "prec",
+    "batch",
+    "thr",
+    "result",
+    "p50 ms",
+    "p99 ms",
+    "±CI",
+    "n",
+    "W",
+    "J/sample",
+)
 KEYS = 6  # the config columns every row has
 
 
@@ -52,7 +66,7 @@ def render_results(results: list[Result]) -> str:
     widths = [max(len(row[i]) for row in full) for i in range(len(HEADER))]
     lines = []
     for row in [HEADER, *rows]:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:KEYS])] + list(row[KEYS:KEYS + 1])
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:KEYS])] + list(row[KEYS : KEYS + 1])
         cells[-1] = cells[-1].ljust(widths[KEYS]) if len(row) == len(HEADER) else cells[-1]
         cells += [cell.ljust(widths[i]) for i, cell in enumerate(row[KEYS + 1 :], start=KEYS + 1)]
         lines.append("  ".join(cells).rstrip())

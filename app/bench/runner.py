@@ -131,7 +131,11 @@ def run_config(
                 primitive = primitives.get(config.workload)().prepare(config)
                 try:
                     timing = measure(
-                        primitive.step, measure_config, sync=primitive.sync, timer=primitive.timer or timed, region=energy
+                        primitive.step,
+                        measure_config,
+                        sync=primitive.sync,
+                        timer=primitive.timer or timed,
+                        region=energy,
                     )
                 finally:
                     primitive.close()
@@ -182,9 +186,9 @@ def run_suite(
     for index, config in enumerate(configs, start=1):
         done = index - 1
         eta = (time.perf_counter() - started) / done * (len(configs) - done) if done else None
-        if progress is not None:
-            progress(index, len(configs), config, eta)
         try:
+            if progress is not None:
+                progress(index, len(configs), config, eta)
             run.results.append(run_config(config, machine, settings, size=size))
         except KeyboardInterrupt:
             run.interrupted = True

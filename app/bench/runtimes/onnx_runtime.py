@@ -29,23 +29,27 @@ def cache_dir() -> Path:
     return get_settings().data_dir / "onnx"
 
 
-def model_path(workload: Workload, *, int8: bool = False) -> Path:
+def model_path(workload: Workload, size: Size = "standard", *, int8: bool = False) -> Path:
     """The cached ONNX file for a workload, exported (and quantized) on first use."""
     version = torch.__version__.replace("+", "_")
-    path = cache_dir() / f"{workload.NAME}-opset{OPSET}-torch{version}{'-int8' if int8 else ''}.onnx"
+    variant = ("-tiny" if size == "tiny" else "") + ("-int8" if int8 else "")
+    path = cache_dir() / f"{workload.NAME}-opset{OPSET}-torch{version}{variant}.onnx"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         if int8:
-            _quantize(model_path(workload), path)
+            _quantize(model_path(workload, size), path)
         else:
-            _export(workload, path)
+            _export(workload, size, path)
     return path
 
 
 def _dynamic_axes(workload: Workload) -> dict[str, dict[int, str]]:
-    sample = workload.inputs(1, "tiny")
-    axes = {name: {0: "batch", **{d: f"dim{d}" for d in range(1, x.dim()) if d >= 2 or x.dim() == 2}}
-            for name, x in zip(workload.input_names, sample, strict=True)}
+    """The batch is dynamic; so is a token sequence's length. Image sizes stay fixed (adaptive
+    pooling cannot be exported with an unknown input size), so each size has its own file."""
+    axes: dict[str, dict[int, str]] = {}
+    for name, sample in zip(workload.input_names, workload.inputs(1, "tiny"), strict=True):
+        tokens = sample.dim() == 2 and not sample.is_floating_point()
+        axes[name] = {0: "batch", 1: "sequence"} if tokens else {0: "batch"}
     axes["output"] = {0: "batch"}
     return axes
 
@@ -56,7 +60,7 @@ def _atomic_target(path: Path) -> Path:
     return Path(name)
 
 
-def _export(workload: Workload, path: Path) -> None:
+def _export(workload: Workload, size: Size, path: Path) -> None:
     model = workload.make().eval()
     tmp = _atomic_target(path)
     try:
@@ -64,7 +68,7 @@ def _export(workload: Workload, path: Path) -> None:
             warnings.simplefilter("ignore")
             torch.onnx.export(
                 model,
-                workload.inputs(1, "tiny"),
+                workload.inputs(1, size),
                 str(tmp),
                 input_names=list(workload.input_names),
                 output_names=["output"],
@@ -91,7 +95,7 @@ def _quantize(source: Path, path: Path) -> None:
 class OnnxRuntime(Runtime):
     NAME = "onnxruntime-cpu"
     provider = "CPUExecutionProvider"
-    precisions = (Precision.fp32, Precision.int8)
+    precisions: tuple[Precision, ...] = (Precision.fp32, Precision.int8)
 
     def unavailable(self) -> str | None:
         if importlib.util.find_spec("onnxruntime") is None:
@@ -129,12 +133,13 @@ class OnnxRuntime(Runtime):
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
         import onnxruntime
 
-        path = model_path(workload, int8=config.precision is Precision.int8)
+        path = model_path(workload, size, int8=config.precision is Precision.int8)
         session = onnxruntime.InferenceSession(
             str(path), sess_options=self.session_options(config), providers=[self.provider]
         )
         feed = {
-            name: x.numpy() for name, x in zip(workload.input_names, workload.inputs(config.batch_size, size), strict=True)
+            name: x.numpy()
+            for name, x in zip(workload.input_names, workload.inputs(config.batch_size, size), strict=True)
         }
         return Prepared(step=lambda: session.run(None, feed))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from torch import nn
 
@@ -10,7 +12,7 @@ from app.bench.workloads.base import Size, Workload, workloads
 
 def mlp(widths: list[int], activation: type[nn.Module]) -> nn.Sequential:
     layers: list[nn.Module] = []
-    for i, (n_in, n_out) in enumerate(zip(widths, widths[1:], strict=False)):
+    for i, (n_in, n_out) in enumerate(itertools.pairwise(widths)):
         layers.append(nn.Linear(n_in, n_out))
         if i < len(widths) - 2:
             layers.append(activation())

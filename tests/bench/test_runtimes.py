@@ -1,0 +1,62 @@
+"""Every workload x runtime x precision this CPU supports runs (at a tiny size); the rest say why."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from app.bench.config import BenchConfig
+from app.bench.measure import MeasureConfig
+from app.bench.runner import run_config
+from app.bench.workloads import workloads
+from app.contracts import MachineSpec, Precision, ResultStatus, Task
+from app.probes import probe_machine
+
+TINY = MeasureConfig(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
+
+
+@functools.cache
+def machine() -> MachineSpec:
+    return probe_machine()
+
+
+def matrix() -> list[BenchConfig]:
+    configs = []
+    for name in workloads.names():
+        for precision in Precision:
+            for task in Task:
+                configs.append(BenchConfig(name, task, "torch-eager", "cpu", precision, 2, 2))
+            configs.append(BenchConfig(name, Task.infer, "onnxruntime-cpu", "cpu", precision, 2, 2))
+    return configs
+
+
+@pytest.mark.parametrize("config", matrix(), ids=lambda c: c.label().replace(" ", "-"))
+def test_config_runs_or_says_why_not(config: BenchConfig) -> None:
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status in (ResultStatus.ok, ResultStatus.unsupported), result.reason
+    if result.status is ResultStatus.unsupported:
+        assert result.reason
+        return
+    assert result.iterations == 2
+    assert result.throughput_samples_per_s and result.throughput_samples_per_s > 0
+    assert result.latency_p50_ms and result.latency_p99_ms and result.latency_p50_ms <= result.latency_p99_ms
+    assert result.threads == 2
+    assert result.peak_memory_mb and result.peak_memory_mb > 50
+    if result.energy_per_sample_j is not None:  # two tiny steps can be too short for a CPU estimate
+        assert result.power_source.value in ("rapl", "estimate") and result.energy_per_sample_j > 0
+
+
+def test_what_this_cpu_cannot_run_is_unsupported_not_run_otherwise() -> None:
+    spec = machine()
+    for precision, words in ((Precision.tf32, "tensor-core"), (Precision.int8, "ONNX Runtime")):
+        result = run_config(BenchConfig("resnet56", Task.infer, "torch-eager", "cpu", precision, 1), spec, TINY)
+        assert result.status is ResultStatus.unsupported and words in (result.reason or "")
+    if "avx512_bf16" not in spec.cpu.isa_features and "amx_bf16" not in spec.cpu.isa_features:
+        result = run_config(BenchConfig("resnet56", Task.infer, "torch-eager", "cpu", Precision.bf16, 1), spec, TINY)
+        assert result.status is ResultStatus.unsupported and "bf16" in (result.reason or "")
+    train = run_config(BenchConfig("resnet56", Task.train, "onnxruntime-cpu", "cpu", Precision.fp32, 1), spec, TINY)
+    assert train.status is ResultStatus.unsupported and "inference only" in (train.reason or "")
+    gpu = run_config(BenchConfig("resnet56", Task.infer, "torch-eager", "cuda:0", Precision.fp32, 1), spec, TINY)
+    if not any(d.id == "cuda:0" for d in spec.devices):
+        assert gpu.status is ResultStatus.unsupported and "no device cuda:0" in (gpu.reason or "")

@@ -1,0 +1,68 @@
+"""The zoo: published parameter counts, FLOP counts, shapes, and that each model really trains."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from app.bench.workloads import count_parameters, get_workload, workloads
+from app.bench.workloads.bert import BertBaseWorkload
+
+PUBLISHED = {
+    "resnet50": 25_557_032,  # torchvision resnet50 (v1.5)
+    "alexnet": 61_100_840,  # torchvision alexnet
+    "mobilenet_v2": 3_504_872,  # torchvision mobilenet_v2
+    "resnet56": 853_018,  # He et al. 2016, CIFAR-10 (0.85M), option A shortcuts
+}
+NAMES = workloads.names()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameter_count_is_the_declared_one(name: str) -> None:
+    workload = get_workload(name)
+    assert count_parameters(workload.make()) == workload.parameters
+    if name in PUBLISHED:
+        assert workload.parameters == PUBLISHED[name]
+
+
+def test_bert_encoder_matches_the_reference_implementation() -> None:
+    model = BertBaseWorkload().make()
+    assert count_parameters(model.bert) == 109_482_240  # reference BertModel, bert-base-uncased
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_flops_per_sample_is_what_torch_counts(name: str) -> None:
+    workload = get_workload(name)
+    model = workload.make().eval()
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        model(*workload.inputs(1))
+    counted = counter.get_total_flops()
+    if name == "lstm":  # the fused LSTM kernel is invisible to the counter: only the decoder is counted
+        assert counted == 2 * 256 * 10_000 * 32
+        assert workload.flops_per_sample > counted
+    else:
+        assert workload.flops_per_sample == counted
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_output_shape_and_the_model_trains(name: str) -> None:
+    workload = get_workload(name)
+    model = workload.make().train()
+    inputs, targets = workload.inputs(4, "tiny"), workload.targets(4, "tiny")
+    output = model(*inputs)
+    assert output.shape[0] == 4 and torch.isfinite(output).all()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(8):
+        optimizer.zero_grad()
+        loss = workload.loss(model(*inputs), targets)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0], losses
+
+
+def test_random_weights_are_the_same_on_every_machine() -> None:
+    first, second = get_workload("fcn_r").make(), get_workload("fcn_r").make()
+    assert all(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters(), strict=True))
