@@ -1,7 +1,8 @@
 """`hwadvisor up`: the whole product on one machine, on the embedded SQLite default.
 
 Starts the server, enrols this machine through the agent path (probe -> enrollment token ->
-machine token over HTTP), approves it as the local operator, and keeps serving until Ctrl-C.
+machine token over HTTP), approves it as the local operator, measures the quick suite, uploads
+the run with the machine token, prints what was measured, and keeps serving until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
 from app.agent.client import AgentClient
+from app.bench.config import BenchConfig
+from app.bench.report import render_results
+from app.bench.runner import run_report, run_suite
+from app.bench.suites import load_suite
 from app.config import Settings
-from app.contracts import MachineStatus, TokenKind
+from app.contracts import MachineSpec, MachineStatus, Result, ResultStatus, RunReport, TokenKind
 from app.db import machines, migrate, tokens
 from app.db.engine import Database
 from app.errors import ConfigError, HwadvisorError
@@ -58,6 +63,36 @@ def wait_until_healthy(base_url: str, server: subprocess.Popen[bytes]) -> None:
     raise HwadvisorError(f"the server did not answer on {base_url} within {STARTUP_TIMEOUT_S} s")
 
 
+def measure_quick(spec: MachineSpec, echo: Callable[[str], None]) -> RunReport:
+    """The quick suite on this machine, as the agent runs it."""
+    suite = load_suite("quick")
+    started = datetime.now(UTC)
+
+    def progress(index: int, total: int, config: BenchConfig, eta: float | None) -> None:
+        left = f"~{eta:.0f} s left" if eta is not None else "estimating"
+        echo(f"[{index}/{total}] {left}  {config.label()}")
+
+    return run_report(suite, spec, run_suite(suite, spec, progress=progress), started_at=started)
+
+
+def best_measured(results: list[Result]) -> str:
+    """Per model workload, the fastest runtime/precision measured here (the recommender proper ranks
+    across hardware and budgets; this is what this one machine says)."""
+    best: dict[str, Result] = {}
+    for r in results:
+        if r.status is ResultStatus.ok and "/" in r.workload and r.throughput_samples_per_s:
+            key = f"{r.workload} batch {r.batch_size}"
+            if key not in best or r.throughput_samples_per_s > (best[key].throughput_samples_per_s or 0):
+                best[key] = r
+    lines = ["fastest measured on this machine:"]
+    for key, r in sorted(best.items()):
+        lines.append(
+            f"  {key:<28} {r.runtime} {r.precision.value} on {r.device}: "
+            f"{r.throughput_samples_per_s:,.1f}/s, p99 {r.latency_p99_ms:,.1f} ms"
+        )
+    return "\n".join(lines)
+
+
 def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None], serve: bool = True) -> None:
     if not _port_free(host, port):
         raise ConfigError(f"port {port} on {host} is in use", hint="choose another with --port")
@@ -81,6 +116,12 @@ def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None],
             with db.writing() as session:
                 machines.approve(session, enrolled.machine_id)
         echo(f"enrolled this machine as {enrolled.machine_id} through the agent path")
+        report = measure_quick(spec, echo)
+        with AgentClient(base_url, enrolled.machine_token) as agent:
+            stored, _created = agent.upload_run(report)
+        echo(f"uploaded run {stored.run_id}: {stored.result_count} results")
+        echo(render_results(report.results))
+        echo(best_measured(report.results))
         echo(f"API and its docs: {base_url}/docs")
         if serve:
             echo("serving until Ctrl-C")
