@@ -43,17 +43,19 @@ def _is_oom(exc: BaseException) -> bool:
     return any(words in text for words in ("out of memory", "failed to allocate memory", "can't allocate memory"))
 
 
+def _config_fields(config: BenchConfig) -> dict[str, object]:
+    return {
+        "workload": config.workload_name,
+        "runtime": config.runtime,
+        "device": config.device,
+        "precision": config.precision,
+        "batch_size": config.batch_size,
+        "threads": config.threads,
+    }
+
+
 def _failed(config: BenchConfig, status: ResultStatus, reason: str) -> Result:
-    return Result(
-        workload=config.workload_name,
-        runtime=config.runtime,
-        device=config.device,
-        precision=config.precision,
-        batch_size=config.batch_size,
-        threads=config.threads,
-        status=status,
-        reason=reason[:2000],
-    )
+    return Result.model_validate({**_config_fields(config), "status": status, "reason": reason[:2000]})
 
 
 def unsupported_reason(config: BenchConfig, machine: MachineSpec) -> str | None:
@@ -87,31 +89,28 @@ def _result(
             tflops = amount / median / 1e12
         else:
             bandwidth = amount / median / 1e9
-    return Result(
-        workload=config.workload_name,
-        runtime=config.runtime,
-        device=config.device,
-        precision=config.precision,
-        batch_size=config.batch_size,
-        threads=config.threads,
-        status=ResultStatus.ok,
-        throughput_samples_per_s=config.batch_size / median,
-        latency_p50_ms=median * 1000,
-        latency_p90_ms=timing.percentile_s(90) * 1000,
-        latency_p99_ms=timing.percentile_s(99) * 1000,
-        latency_mean_ms=timing.mean_s * 1000,
-        latency_ci95_low_ms=low * 1000,
-        latency_ci95_high_ms=high * 1000,
-        cv=timing.cv,
-        iterations=timing.n,
-        stable=timing.stable,
-        peak_memory_mb=peak_memory_mb,
-        mean_power_w=energy.mean_power_w if joules is not None else None,
-        energy_per_sample_j=joules / samples if joules is not None else None,
-        power_source=energy.source if joules is not None else PowerSource.none,
-        achieved_tflops=tflops,
-        bandwidth_gb_per_s=bandwidth,
-        compile_time_s=compile_time_s,
+    return Result.model_validate(
+        {
+            **_config_fields(config),
+            "status": ResultStatus.ok,
+            "throughput_samples_per_s": config.batch_size / median,
+            "latency_p50_ms": median * 1000,
+            "latency_p90_ms": timing.percentile_s(90) * 1000,
+            "latency_p99_ms": timing.percentile_s(99) * 1000,
+            "latency_mean_ms": timing.mean_s * 1000,
+            "latency_ci95_low_ms": low * 1000,
+            "latency_ci95_high_ms": high * 1000,
+            "cv": timing.cv,
+            "iterations": timing.n,
+            "stable": timing.stable,
+            "peak_memory_mb": peak_memory_mb,
+            "mean_power_w": energy.mean_power_w if joules is not None else None,
+            "energy_per_sample_j": joules / samples if joules is not None else None,
+            "power_source": energy.source if joules is not None else PowerSource.none,
+            "achieved_tflops": tflops,
+            "bandwidth_gb_per_s": bandwidth,
+            "compile_time_s": compile_time_s,
+        }
     )
 
 

@@ -30,6 +30,13 @@ class ProbeContext:
     def fail(self, probe: str, reason: str) -> None:
         self.errors.append(ProbeError(probe=probe, reason=reason[:2000]))
 
+    def captured(self, key: str) -> Any:
+        """A fact a replayed machine carries in host.json (memory, software): libraries cannot tell it."""
+        value = self.sources.facts().get(key)
+        if value is None:
+            raise RuntimeError(f"the captured machine has no {key} facts")
+        return value
+
 
 class Probe(ABC):
     """One part of the machine. ``order`` sets who runs first when one probe reads another's result."""

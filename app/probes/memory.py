@@ -17,10 +17,7 @@ class MemoryProbe(Probe):
 
     def run(self, ctx: ProbeContext) -> None:
         if ctx.sources.captured:
-            captured = ctx.sources.facts().get("memory")
-            if captured is None:
-                raise RuntimeError("the captured machine has no memory facts")
-            ctx.memory = MemoryInfo.model_validate(captured)
+            ctx.memory = MemoryInfo.model_validate(ctx.captured("memory"))
             return
         vm = psutil.virtual_memory()
         ctx.memory = MemoryInfo(

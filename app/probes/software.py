@@ -74,10 +74,7 @@ class SoftwareProbe(Probe):
 
     def run(self, ctx: ProbeContext) -> None:
         if ctx.sources.captured:
-            captured = ctx.sources.facts().get("software")
-            if captured is None:
-                raise RuntimeError("the captured machine has no software facts")
-            ctx.software = SoftwareStack.model_validate(captured)
+            ctx.software = SoftwareStack.model_validate(ctx.captured("software"))
             return
         ctx.software = SoftwareStack(
             os=_os_name(ctx),

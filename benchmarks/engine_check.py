@@ -1,0 +1,98 @@
+"""The engine's figure against an independent measurement of the same work, side by side.
+
+    .venv/bin/python -m benchmarks.engine_check [--rounds 3]
+
+For three configs, the engine (hwadvisor's harness and runtime) and two independent measurements
+of the same work (a model and inputs built here, timed by a plain perf_counter loop, and by
+torch.utils.benchmark's ``Timer.blocked_autorange``) take turns, ``rounds`` times each, so that
+drift on a shared machine hits all alike. The figures are the ratios of the medians; the goal is
+within 5%. (blocked_autorange reports the median of block means, which an occasional slow step
+pulls up; the plain loop's median of single steps is the like-for-like comparison.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+from torch.utils import benchmark
+
+from app.bench.config import BenchConfig
+from app.bench.measure import MeasureConfig
+from app.bench.runner import run_config
+from app.bench.workloads import get_workload
+from app.contracts import Precision, Task
+from app.probes import probe_machine
+
+
+
+def configs(threads: int) -> list[BenchConfig]:
+    return [
+        BenchConfig("gemm_1024", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, threads),
+        BenchConfig("resnet50", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, threads),
+        BenchConfig("lstm", Task.infer, "torch-eager", "cpu", Precision.fp32, 16, threads),
+    ]
+
+
+def reference_step(config: BenchConfig) -> Callable[[], object]:
+    """The same work, written plainly: no hwadvisor runtime involved."""
+    if config.workload.startswith("gemm_"):
+        n = int(config.workload.split("_")[1])
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        return lambda: a @ b
+    workload = get_workload(config.workload)
+    model = workload.make().eval()
+    inputs = workload.inputs(config.batch_size)
+
+    def step() -> object:
+        with torch.inference_mode():
+            return model(*inputs)
+
+    return step
+
+
+def reference_medians_ms(config: BenchConfig, seconds: float) -> tuple[float, float]:
+    """(median of single steps in a plain loop, torch.utils.benchmark's median of block means)."""
+    assert config.threads is not None
+    torch.set_num_threads(config.threads)
+    step = reference_step(config)
+    for _ in range(3):
+        step()
+    times = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline or len(times) < 10:
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=config.threads)
+    blocked = float(timer.blocked_autorange(min_run_time=seconds).median)
+    return statistics.median(times) * 1000, blocked * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=4.0, help="time budget per measurement")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    machine = probe_machine()
+    measure = MeasureConfig(time_budget_s=args.seconds, warmup_budget_s=1.0)
+    print(f"{'config':<52} {'engine':>8} {'loop':>8} {'ratio':>6} {'t.u.b':>8} {'ratio':>6}  (median ms)")
+    for config in configs(args.threads):
+        engine, loop, blocked = [], [], []
+        for _ in range(args.rounds):
+            result = run_config(config, machine, measure)
+            assert result.latency_p50_ms is not None, result.reason
+            engine.append(result.latency_p50_ms)
+            plain, tub = reference_medians_ms(config, args.seconds)
+            loop.append(plain)
+            blocked.append(tub)
+        ours, plain, tub = statistics.median(engine), statistics.median(loop), statistics.median(blocked)
+        print(f"{config.label():<52} {ours:>8.2f} {plain:>8.2f} {ours / plain:>6.3f} {tub:>8.2f} {ours / tub:>6.3f}")
+
+
+if __name__ == "__main__":
+    main()
