@@ -28,7 +28,6 @@ from app.contracts import Precision, Task
 from app.probes import probe_machine
 
 
-
 def configs(threads: int) -> list[BenchConfig]:
     return [
         BenchConfig("gemm_1024", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, threads),
