@@ -28,7 +28,9 @@ token_cli = typer.Typer(no_args_is_help=True, help="Enrollment tokens, read-only
 machines_cli = typer.Typer(no_args_is_help=True, help="Machines enrolled with this server.")
 cli.add_typer(db_cli, name="db")
 cli.add_typer(token_cli, name="token")
+agent_cli = typer.Typer(no_args_is_help=True, help="The lab agent: enrol this machine, run jobs from the server.")
 cli.add_typer(machines_cli, name="machines")
+cli.add_typer(agent_cli, name="agent")
 
 
 def _database_url() -> str:
@@ -257,6 +259,62 @@ def machines_approve(machine_id: uuid.UUID) -> None:
     with Database(_database_url()).writing() as session:
         machine = machines.approve(session, machine_id)
         typer.echo(f"{machine.id} is {machine.status}")
+
+
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="Agent config file (default ~/.config/hwadvisor/agent.json).")
+]
+
+
+@agent_cli.command("enroll")
+def agent_enroll(
+    server: Annotated[str, typer.Option(help="The hwadvisor server, e.g. http://lab-server:8321")],
+    token: Annotated[str, typer.Option(help="An enrollment token from the server's admin.")],
+    config: ConfigOption = None,
+    outbox: Annotated[Path | None, typer.Option(help="Where to keep results until uploaded.")] = None,
+    quiet_check: Annotated[bool, typer.Option(help="Wait for other load to stop before measuring.")] = True,
+) -> None:
+    """Describe this machine to the server and keep the machine token it answers with."""
+    from app.agent.client import AgentClient
+    from app.agent.settings import AgentSettings, default_config_path
+    from app.probes import probe_machine
+
+    path = config or default_config_path()
+    with AgentClient(server, token) as client:
+        enrolled = client.enroll(probe_machine())
+    settings = AgentSettings(
+        server=server, machine_id=enrolled.machine_id, token=enrolled.machine_token, quiet_check=quiet_check
+    )
+    if outbox is not None:
+        settings.outbox = outbox
+    settings.save(path)
+    typer.echo(f"enrolled as machine {enrolled.machine_id} ({enrolled.status.value}); config in {path}")
+    if enrolled.status is MachineStatus.pending:
+        typer.echo(f"an admin must approve it: hwadvisor machines approve {enrolled.machine_id}")
+
+
+@agent_cli.command("run")
+def agent_run(
+    config: ConfigOption = None,
+    once: Annotated[bool, typer.Option(help="Exit when no job is waiting instead of polling.")] = False,
+    iterations: Annotated[
+        int | None, typer.Option(min=1, help="Exactly this many timed iterations per config.")
+    ] = None,
+    quiet_check: Annotated[bool | None, typer.Option(help="Override the config's quiet check.")] = None,
+) -> None:
+    """The agent daemon: heartbeat, claim jobs, measure, upload; SIGTERM finishes the current config and exits."""
+    import logging
+
+    from app.agent.daemon import run_agent
+    from app.agent.settings import AgentSettings, default_config_path
+    from app.bench.measure import MeasureConfig
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    settings = AgentSettings.load(config or default_config_path())
+    if quiet_check is not None:
+        settings.quiet_check = quiet_check
+    run_agent(settings, once=once, measure=MeasureConfig(fixed_iterations=iterations) if iterations else None)
 
 
 def main() -> None:

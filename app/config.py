@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     max_results_per_run: int = Field(default=10_000, ge=1)
     page_size_max: int = Field(default=1000, ge=1)
+    heartbeat_interval_s: float = Field(default=15.0, gt=0, description="How often agents should heartbeat.")
+    job_lease_s: float = Field(
+        default=300.0, gt=0, description="A claimed job returns to the queue after this long without progress."
+    )
 
     @field_validator("database_url")
     @classmethod

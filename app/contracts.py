@@ -312,6 +312,7 @@ class MachineRead(Strict):
     fingerprint: str
     hostname: str
     status: MachineStatus
+    agent_state: str | None = None
     labels: dict[str, str]
     created_at: datetime
     last_seen_at: datetime | None
@@ -369,13 +370,35 @@ class JobStatus(StrEnum):
     cancelled = "cancelled"
 
 
+Selector = dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]]
+SUITE_TOML_MAX = 64 * 1024
+
+
+class JobCreate(Strict):
+    """Run a suite on one machine, or on every machine whose labels match the selector (one of them)."""
+
+    suite: Name = Field(description="A built-in suite (quick, standard, full), or the name of suite_toml.")
+    suite_toml: Annotated[str, Field(max_length=SUITE_TOML_MAX)] | None = Field(
+        default=None, description="A suite file's text, for a suite of your own."
+    )
+    machine_id: uuid.UUID | None = None
+    selector: Selector = Field(default_factory=dict)
+    max_attempts: int = Field(default=3, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _has_a_target(self) -> JobCreate:
+        if self.machine_id is None and not self.selector:
+            raise ValueError("a job needs a machine_id or a label selector (e.g. {'gpu': 'h100-sxm5-80gb'})")
+        return self
+
+
 class Job(Strict):
     id: uuid.UUID
     suite: Name
+    suite_toml: str | None = None
     machine_id: uuid.UUID | None = None
-    selector: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]] = Field(
-        default_factory=dict
-    )
+    selector: Selector = Field(default_factory=dict)
+    claimed_by: uuid.UUID | None = None
     status: JobStatus = JobStatus.queued
     attempts: int = Field(default=0, ge=0)
     max_attempts: int = Field(default=3, ge=1)
@@ -390,6 +413,81 @@ class Job(Strict):
         if self.machine_id is None and not self.selector:
             raise ValueError("a job needs a machine_id or a label selector")
         return self
+
+
+# --------------------------------------------------------------------------- suites
+
+
+ThreadSpec = Annotated[int, Field(ge=1, le=4096)] | Literal["all", "scaling"]
+
+
+class MeasureSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    time_budget_s: float = Field(default=3.0, gt=0, le=3600)
+    warmup_budget_s: float = Field(default=3.0, gt=0, le=3600)
+    target_ci: float = Field(default=0.02, gt=0, lt=1)
+    max_iterations: int = Field(default=10_000, ge=1)
+
+
+class GridSpec(BaseModel):
+    """One row of a suite: it stands for every combination of its lists (see app/bench/suites.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workloads: list[Name] = Field(min_length=1)
+    tasks: list[Task] = [Task.infer]
+    runtimes: list[Name] = ["torch-eager"]
+    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:\d{1,2})?)$")]] = ["cpu"]
+    precisions: list[Precision] = [Precision.fp32]
+    batch_sizes: list[Annotated[int, Field(ge=1, le=1_000_000)]] = [1]
+    threads: list[ThreadSpec] = ["all"]
+
+
+class SuiteSpec(BaseModel):
+    """A suite file (TOML) as data: a name, measurement settings and grids."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    description: str = ""
+    measure: MeasureSpec = MeasureSpec()
+    grid: list[GridSpec] = Field(min_length=1, max_length=200)
+
+
+class AgentState(StrEnum):
+    idle = "idle"
+    running = "running"
+    busy = "busy"
+    """The machine is not quiet enough to measure (other load); the agent waits."""
+
+
+class Heartbeat(Strict):
+    state: AgentState = AgentState.idle
+    note: Text | None = None
+    spec: MachineSpec | None = Field(default=None, description="Sent when the hardware or software changed.")
+
+
+class HeartbeatReply(Strict):
+    machine_id: uuid.UUID
+    status: MachineStatus
+    heartbeat_interval_s: float
+
+
+class JobProgress(Strict):
+    configs_done: int = Field(ge=0)
+    configs_total: int | None = Field(default=None, ge=0)
+
+
+class JobFinish(Strict):
+    """done or failed; queued hands the job back (an agent told to stop mid-job), to be run again."""
+
+    status: Literal[JobStatus.done, JobStatus.failed, JobStatus.queued]
+    message: Text | None = None
+
+
+class MachineLabels(Strict):
+    labels: dict[Annotated[str, Field(min_length=1, max_length=64)], Annotated[str, Field(max_length=200)]]
 
 
 class Objective(StrEnum):

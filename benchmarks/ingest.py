@@ -28,7 +28,7 @@ from app.config import Settings
 from app.db import migrate
 from app.db.models import ResultRow
 from tests.factories import machine_spec, result, run_report
-from tests.server.test_server_process import ADMIN, server_process
+from tests.processes import ADMIN, server_process
 
 BATCH = 1000
 SMALL = 10

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
 
 from app import __version__
-from app.contracts import EnrollRequest, EnrollResponse, MachineSpec, RunRead, RunReport
+from app.contracts import (
+    EnrollRequest,
+    EnrollResponse,
+    Heartbeat,
+    HeartbeatReply,
+    Job,
+    JobFinish,
+    JobProgress,
+    JobStatus,
+    MachineSpec,
+    RunRead,
+    RunReport,
+)
 from app.errors import AuthError, ConflictError, ForbiddenError, HwadvisorError, LimitError, NotFoundError
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+JSON = {"content-type": "application/json"}
 _BY_STATUS: dict[int, type[HwadvisorError]] = {
     401: AuthError,
     403: ForbiddenError,
@@ -62,11 +76,29 @@ class AgentClient:
         body = EnrollRequest(spec=spec).model_dump(mode="json")
         return EnrollResponse.model_validate(self._request("POST", "/api/v1/agents/enroll", json=body).json())
 
+    def heartbeat(self, beat: Heartbeat) -> HeartbeatReply:
+        response = self._request("POST", "/api/v1/agents/heartbeat", content=beat.model_dump_json(), headers=JSON)
+        return HeartbeatReply.model_validate(response.json())
+
+    def claim(self) -> Job | None:
+        response = self._request("POST", "/api/v1/agents/claim")
+        return None if response.status_code == 204 else Job.model_validate(response.json())
+
+    def progress(self, job_id: uuid.UUID, done: int, total: int) -> Job:
+        body = JobProgress(configs_done=done, configs_total=total).model_dump_json()
+        return Job.model_validate(
+            self._request("POST", f"/api/v1/agents/jobs/{job_id}/progress", content=body, headers=JSON).json()
+        )
+
+    def finish(self, job_id: uuid.UUID, status: JobStatus, message: str | None = None) -> Job:
+        body = JobFinish(status=status, message=message).model_dump_json()  # type: ignore[arg-type]
+        return Job.model_validate(
+            self._request("POST", f"/api/v1/agents/jobs/{job_id}/finish", content=body, headers=JSON).json()
+        )
+
     def upload_run(self, report: RunReport) -> tuple[RunRead, bool]:
         """Upload a run; (what the server stored, whether this upload created it)."""
-        response = self._request(
-            "POST", "/api/v1/runs", content=report.model_dump_json(), headers={"content-type": "application/json"}
-        )
+        response = self._request("POST", "/api/v1/runs", content=report.model_dump_json(), headers=JSON)
         return RunRead.model_validate(response.json()), response.status_code == 201
 
 

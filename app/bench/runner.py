@@ -171,7 +171,11 @@ def run_suite(
     fixed_iterations: int | None = None,
     size: Size = "standard",
     progress: Progress | None = None,
+    on_result: Callable[[int, int, Result], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> SuiteRun:
+    """Every config in order. ``on_result`` (index, total, result) sees each result as it is made,
+    between timed regions; ``should_stop`` is asked before each config (an agent's SIGTERM)."""
     configs = suite.configs(machine, only=only)
     settings = MeasureConfig(
         target_ci=suite.measure.target_ci,
@@ -185,10 +189,16 @@ def run_suite(
     for index, config in enumerate(configs, start=1):
         done = index - 1
         eta = (time.perf_counter() - started) / done * (len(configs) - done) if done else None
+        if should_stop is not None and should_stop():
+            run.interrupted = True
+            break
         try:
             if progress is not None:
                 progress(index, len(configs), config, eta)
-            run.results.append(run_config(config, machine, settings, size=size))
+            result = run_config(config, machine, settings, size=size)
+            run.results.append(result)
+            if on_result is not None:
+                on_result(index, len(configs), result)
         except KeyboardInterrupt:
             run.interrupted = True
             break

@@ -15,47 +15,14 @@ import math
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from app.bench.config import BenchConfig
 from app.bench.primitives import primitives
-from app.contracts import MachineSpec, Name, Precision, Task
+from app.contracts import GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
 from app.errors import ConfigError
 
-ThreadSpec = Annotated[int, Field(ge=1, le=4096)] | Literal["all", "scaling"]
 
-
-class Measure(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    time_budget_s: float = Field(default=3.0, gt=0)
-    warmup_budget_s: float = Field(default=3.0, gt=0)
-    target_ci: float = Field(default=0.02, gt=0, lt=1)
-    max_iterations: int = Field(default=10_000, ge=1)
-
-
-class Grid(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    workloads: list[Name] = Field(min_length=1)
-    tasks: list[Task] = [Task.infer]
-    runtimes: list[Name] = ["torch-eager"]
-    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:\d{1,2})?)$")]] = ["cpu"]
-    precisions: list[Precision] = [Precision.fp32]
-    batch_sizes: list[Annotated[int, Field(ge=1)]] = [1]
-    threads: list[ThreadSpec] = ["all"]
-
-
-class Suite(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: Name
-    description: str = ""
-    measure: Measure = Measure()
-    grid: list[Grid] = Field(min_length=1)
-
+class Suite(SuiteSpec):
     def configs(self, machine: MachineSpec, *, only: str | None = None) -> list[BenchConfig]:
         """Every config of the grid on this machine, in file order, duplicates dropped."""
         seen: dict[BenchConfig, None] = {}
@@ -88,7 +55,7 @@ def _devices(spec: str, machine: MachineSpec) -> list[str]:
     return [spec]
 
 
-def expand(row: Grid, machine: MachineSpec) -> list[BenchConfig]:
+def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
     configs = []
     for workload in row.workloads:
         is_primitive = workload in primitives
@@ -110,6 +77,13 @@ def expand(row: Grid, machine: MachineSpec) -> list[BenchConfig]:
 BUILT_IN = ("quick", "standard", "full")
 
 
+def parse_suite(text: str, source: str = "suite") -> Suite:
+    try:
+        return Suite.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise ConfigError(f"{source} is not a valid suite: {exc}") from exc
+
+
 def load_suite(name_or_path: str) -> Suite:
     """A built-in suite by name, or a user's TOML file by path."""
     path = Path(name_or_path)
@@ -121,7 +95,4 @@ def load_suite(name_or_path: str) -> Suite:
         raise ConfigError(
             f"no suite {name_or_path!r}", hint=f"use one of {', '.join(BUILT_IN)} or the path of a suite TOML file"
         )
-    try:
-        return Suite.model_validate(tomllib.loads(text))
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
-        raise ConfigError(f"suite {name_or_path!r} is not valid: {exc}") from exc
+    return parse_suite(text, f"suite {name_or_path!r}")

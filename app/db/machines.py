@@ -5,15 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
-from app.contracts import MachineRead, MachineSpec, MachineStatus, Page, TokenKind
+from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
 from app.db import tokens
 from app.db.models import DeviceRow, Machine, SpecSnapshot, utcnow
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, ForbiddenError, NotFoundError
+
+OFFLINE_AFTER = timedelta(seconds=60)
+"""Four missed heartbeats at the default interval (HWADVISOR_HEARTBEAT_INTERVAL_S, 15 s)."""
 
 
 def spec_hash(spec: MachineSpec) -> str:
@@ -132,12 +136,66 @@ def approve(session: Session, machine_id: uuid.UUID) -> Machine:
     return machine
 
 
+def displayed_status(machine: Machine, *, offline_after: timedelta = OFFLINE_AFTER) -> MachineStatus:
+    """pending and retired as an admin set them; otherwise offline after missed heartbeats, busy
+    while the agent runs a job or waits for the machine to be quiet, else online."""
+    if machine.status in (MachineStatus.pending.value, MachineStatus.retired.value):
+        return MachineStatus(machine.status)
+    if machine.last_seen_at is None or utcnow() - machine.last_seen_at > offline_after:
+        return MachineStatus.offline
+    if machine.agent_state in (AgentState.running.value, AgentState.busy.value):
+        return MachineStatus.busy
+    return MachineStatus.online
+
+
+def _status_is(status: MachineStatus) -> ColumnElement[bool]:
+    """displayed_status as SQL, so that filtering and paging by status happen in the database."""
+    if status in (MachineStatus.pending, MachineStatus.retired):
+        return Machine.status == status.value
+    enrolled = Machine.status.not_in((MachineStatus.pending.value, MachineStatus.retired.value))
+    stale = or_(Machine.last_seen_at.is_(None), Machine.last_seen_at < utcnow() - OFFLINE_AFTER)
+    working = Machine.agent_state.in_((AgentState.running.value, AgentState.busy.value))
+    if status is MachineStatus.offline:
+        return and_(enrolled, stale)
+    if status is MachineStatus.busy:
+        return and_(enrolled, not_(stale), working)
+    return and_(enrolled, not_(stale), or_(Machine.agent_state.is_(None), not_(working)))
+
+
+def heartbeat(session: Session, machine_id: uuid.UUID, beat: Heartbeat) -> Machine:
+    machine = get(session, machine_id)
+    if machine.status == MachineStatus.retired.value:
+        raise ForbiddenError(f"machine {machine_id} is retired")
+    machine.last_seen_at = utcnow()
+    machine.agent_state = beat.state.value
+    if beat.spec is not None:
+        record_spec(session, machine, beat.spec)
+    return machine
+
+
+def set_labels(session: Session, machine_id: uuid.UUID, labels: dict[str, str]) -> Machine:
+    """Replace the labels job selectors match; the automatic ones (cpu_arch, gpu, ...) may be overridden."""
+    machine = get(session, machine_id)
+    machine.labels = dict(labels)
+    return machine
+
+
+def retire(session: Session, machine_id: uuid.UUID) -> Machine:
+    """Take a machine out of service: its tokens stop working; its results stay."""
+    machine = get(session, machine_id)
+    machine.status = MachineStatus.retired.value
+    machine.retired_at = utcnow()
+    tokens.revoke_machine_tokens(session, machine.id)
+    return machine
+
+
 def to_read(session: Session, machine: Machine, *, with_spec: bool = False) -> MachineRead:
     return MachineRead(
         id=machine.id,
         fingerprint=machine.fingerprint,
         hostname=machine.hostname,
-        status=MachineStatus(machine.status),
+        status=displayed_status(machine),
+        agent_state=machine.agent_state,
         labels={str(k): str(v) for k, v in machine.labels.items()},
         created_at=machine.created_at,
         last_seen_at=machine.last_seen_at,
@@ -150,7 +208,7 @@ def page(
 ) -> Page[MachineRead]:
     query = select(Machine).options(selectinload(Machine.devices))
     if status is not None:
-        query = query.where(Machine.status == status.value)
+        query = query.where(_status_is(status))
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(Machine.created_at, Machine.id).limit(limit).offset(offset))
     return Page[MachineRead](items=[to_read(session, m) for m in rows], total=total, limit=limit, offset=offset)

@@ -73,6 +73,8 @@ class Machine(Base):
     fingerprint: Mapped[str] = mapped_column(String(64), unique=True)
     hostname: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(16), default="pending")
+    agent_state: Mapped[str | None] = mapped_column(String(16))
+    """What the agent last said it is doing (idle, running, busy); status shown to people derives from it."""
     labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_seen_at: Mapped[datetime | None]
@@ -171,6 +173,7 @@ class JobRow(Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     suite: Mapped[str] = mapped_column(String(64))
+    suite_toml: Mapped[str | None] = mapped_column(Text)
     machine_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"))
     selector: Mapped[dict[str, Any]] = mapped_column(default=dict)
     status: Mapped[str] = mapped_column(String(16), default="queued")

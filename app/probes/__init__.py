@@ -48,9 +48,16 @@ def _cpu_device(cpu_info: CpuInfo, memory_info: MemoryInfo) -> Device:
 
 
 def probe_machine(
-    sources: Sources | None = None, *, nvml: Any | None = None, cuda_sm_counts: dict[str, int] | None = None
+    sources: Sources | None = None,
+    *,
+    nvml: Any | None = None,
+    cuda_sm_counts: dict[str, int] | None = None,
+    instance: str | None = None,
 ) -> MachineSpec:
-    """Run every registered probe in order and assemble the MachineSpec."""
+    """Run every registered probe in order and assemble the MachineSpec.
+
+    ``instance`` (default: HWADVISOR_AGENT_INSTANCE) tells apart several agents on one host."""
+    instance = instance if instance is not None else os.environ.get("HWADVISOR_AGENT_INSTANCE") or None
     ctx = ProbeContext(sources=sources or HostSources(), nvml=nvml, cuda_sm_counts=cuda_sm_counts)
     for entry in sorted(probes, key=lambda e: (e.plugin.order, e.name)):
         try:
@@ -61,8 +68,8 @@ def probe_machine(
     memory_info = ctx.memory or MemoryInfo(total_mb=0, available_mb=0)
     software_info = ctx.software or SoftwareStack(os=platform.system() or "unknown", python=platform.python_version())
     return MachineSpec(
-        fingerprint=fingerprint(ctx.sources, cpu_info, memory_info, ctx.gpus),
-        hostname=ctx.sources.hostname()[:200] or "unknown",
+        fingerprint=fingerprint(ctx.sources, cpu_info, memory_info, ctx.gpus, instance=instance),
+        hostname=(ctx.sources.hostname() + (f"/{instance}" if instance else ""))[:200] or "unknown",
         cpu=cpu_info,
         memory=memory_info,
         devices=[_cpu_device(cpu_info, memory_info), *ctx.gpus],

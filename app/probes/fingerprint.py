@@ -22,9 +22,13 @@ def host_identity(sources: Sources) -> str:
     return sources.hostname()
 
 
-def fingerprint(sources: Sources, cpu: CpuInfo, memory: MemoryInfo, gpus: list[Device]) -> str:
+def fingerprint(
+    sources: Sources, cpu: CpuInfo, memory: MemoryInfo, gpus: list[Device], *, instance: str | None = None
+) -> str:
+    """``instance`` names one of several agents on one host (say one per GPU, each started with its
+    own CUDA_VISIBLE_DEVICES and HWADVISOR_AGENT_INSTANCE): each is then a machine of its own."""
     identity = {
-        "host": host_identity(sources),
+        "host": host_identity(sources) + (f"/{instance}" if instance else ""),
         "cpu": [
             cpu.model_name,
             cpu.family,

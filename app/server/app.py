@@ -17,7 +17,7 @@ from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
 from app.server.limits import BodySizeLimit
-from app.server.routes import agents, health, machines, results, runs
+from app.server.routes import agents, health, jobs, machines, results, runs
 from app.server.routes import tokens as token_routes
 
 log = logging.getLogger("hwadvisor.server")
@@ -31,7 +31,7 @@ def _operation_id(route: APIRoute) -> str:
 
 def api_router() -> APIRouter:
     router = APIRouter(prefix=API_PREFIX)
-    for module in (agents, runs, machines, results, token_routes):
+    for module in (agents, runs, jobs, machines, results, token_routes):
         router.include_router(module.router)
     return router
 

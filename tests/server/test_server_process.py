@@ -2,14 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -17,53 +9,7 @@ import pytest
 
 from tests.conftest import BACKENDS, ScratchDatabases
 from tests.factories import machine_spec, result, run_report
-
-ADMIN = "process-admin-token-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def server_process(database_url: str, data_dir: Path) -> Iterator[str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "HWADVISOR_DATABASE_URL": database_url,
-        "HWADVISOR_ADMIN_TOKEN": ADMIN,
-        "HWADVISOR_DATA_DIR": str(data_dir),
-    }
-    log = (data_dir / f"server-{port}.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "server", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"server did not start:\n{Path(log.name).read_text()}")
-            time.sleep(0.1)
-        yield base
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+from tests.processes import ADMIN, server_process
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

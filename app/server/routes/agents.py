@@ -1,10 +1,24 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+import uuid
+from datetime import timedelta
 
-from app.contracts import EnrollRequest, EnrollResponse, MachineStatus
-from app.db import machines
-from app.server.deps import DatabaseDep, Enroller, SettingsDep
+from fastapi import APIRouter, Response, status
+
+from app.contracts import (
+    AgentState,
+    EnrollRequest,
+    EnrollResponse,
+    Heartbeat,
+    HeartbeatReply,
+    Job,
+    JobFinish,
+    JobProgress,
+    MachineStatus,
+)
+from app.db import jobs, machines
+from app.db.models import utcnow
+from app.server.deps import DatabaseDep, Enroller, MachineAgent, SettingsDep
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
@@ -20,3 +34,59 @@ def enroll(body: EnrollRequest, principal: Enroller, db: DatabaseDep, settings: 
             auto_approve=settings.auto_approve_machines,
         )
         return EnrollResponse(machine_id=machine.id, machine_token=secret, status=MachineStatus(machine.status))
+
+
+@router.post("/heartbeat")
+def heartbeat(beat: Heartbeat, principal: MachineAgent, db: DatabaseDep, settings: SettingsDep) -> HeartbeatReply:
+    """The agent is alive (and what it is doing); a changed spec is recorded."""
+    assert principal.machine_id is not None
+    with db.writing() as session:
+        machine = machines.heartbeat(session, principal.machine_id, beat)
+        return HeartbeatReply(
+            machine_id=machine.id,
+            status=machines.displayed_status(machine),
+            heartbeat_interval_s=settings.heartbeat_interval_s,
+        )
+
+
+@router.post("/claim", responses={204: {"description": "No job for this machine now."}})
+def claim(principal: MachineAgent, db: DatabaseDep, settings: SettingsDep, response: Response) -> Job | None:
+    """Take the oldest queued job this machine may run; it is held under a lease that progress reports extend."""
+    assert principal.machine_id is not None
+    with db.writing() as session:
+        machine = machines.get(session, principal.machine_id)
+        machine.last_seen_at = utcnow()
+        row = jobs.claim(session, machine, lease=timedelta(seconds=settings.job_lease_s), postgres=not db.is_sqlite)
+        if row is None:
+            response.status_code = status.HTTP_204_NO_CONTENT
+            return None
+        machine.agent_state = AgentState.running.value
+        return jobs.to_job(row)
+
+
+@router.post("/jobs/{job_id}/progress")
+def job_progress(
+    job_id: uuid.UUID, body: JobProgress, principal: MachineAgent, db: DatabaseDep, settings: SettingsDep
+) -> Job:
+    """Configs done so far; extends the lease. A cancelled job comes back with status 'cancelled'."""
+    assert principal.machine_id is not None
+    with db.writing() as session:
+        row = jobs.progress(
+            session,
+            job_id,
+            principal.machine_id,
+            done=body.configs_done,
+            total=body.configs_total,
+            lease=timedelta(seconds=settings.job_lease_s),
+        )
+        return jobs.to_job(row)
+
+
+@router.post("/jobs/{job_id}/finish")
+def job_finish(job_id: uuid.UUID, body: JobFinish, principal: MachineAgent, db: DatabaseDep) -> Job:
+    assert principal.machine_id is not None
+    with db.writing() as session:
+        row = jobs.finish(session, job_id, principal.machine_id, status=body.status, message=body.message)
+        machine = machines.get(session, principal.machine_id)
+        machine.agent_state = AgentState.idle.value
+        return jobs.to_job(row)

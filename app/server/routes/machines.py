@@ -5,7 +5,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.contracts import MachineRead, MachineStatus, Page
+from app.contracts import MachineLabels, MachineRead, MachineStatus, Page
 from app.db import machines
 from app.server.deps import Admin, DatabaseDep, Reader
 
@@ -28,6 +28,20 @@ def list_machines(
 def get_machine(machine_id: uuid.UUID, _reader: Reader, db: DatabaseDep) -> MachineRead:
     with db.reading() as session:
         return machines.to_read(session, machines.get(session, machine_id), with_spec=True)
+
+
+@router.put("/{machine_id}/labels")
+def set_labels(machine_id: uuid.UUID, body: MachineLabels, _admin: Admin, db: DatabaseDep) -> MachineRead:
+    """Replace the labels that job selectors match (e.g. {"gpu": "h100-sxm5-80gb", "rack": "b2"})."""
+    with db.writing() as session:
+        return machines.to_read(session, machines.set_labels(session, machine_id, body.labels))
+
+
+@router.post("/{machine_id}/retire")
+def retire_machine(machine_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> MachineRead:
+    """Take a machine out of service: its tokens stop working, its results stay."""
+    with db.writing() as session:
+        return machines.to_read(session, machines.retire(session, machine_id))
 
 
 @router.post("/{machine_id}/approve")

@@ -1,0 +1,203 @@
+"""The agent daemon: heartbeat, drain the outbox, claim a job, run its suite, upload, repeat.
+
+- Network and disk work happen between configs, never inside a timed region.
+- Each result goes to the outbox before anything is uploaded; uploads retry with exponential
+  backoff and jitter, and are idempotent by run id, so a retry never duplicates.
+- SIGTERM: the current config finishes, the partial run is uploaded, the job is handed back to
+  the queue, and the process exits 0. After SIGKILL, the next start uploads what the killed run
+  had measured, and the job comes back through its lease.
+- Before a job the machine must be quiet (CPU use by others, other GPU processes); otherwise the
+  agent reports ``busy`` and waits, rather than measure noise.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import FrameType
+
+from app import __version__
+from app.agent.client import AgentClient, ServerUnavailable
+from app.agent.outbox import Outbox
+from app.agent.quiet import busy_reason
+from app.agent.settings import AgentSettings
+from app.bench.measure import MeasureConfig
+from app.bench.runner import run_suite
+from app.bench.suites import Suite, load_suite, parse_suite
+from app.contracts import AgentState, Heartbeat, Job, JobStatus, MachineSpec, Result
+from app.probes import probe_machine
+
+log = logging.getLogger("hwadvisor.agent")
+
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 60.0
+STOPPING_RETRIES = 3
+REPROBE_S = 600.0
+"""How often an idle agent looks at its hardware again (a job always starts with a fresh probe)."""
+
+
+def backoff_delays(base_s: float = BACKOFF_BASE_S, cap_s: float = BACKOFF_CAP_S) -> Callable[[int], float]:
+    """Full jitter (AWS architecture blog): a random wait in [0, min(cap, base * 2^attempt)]."""
+
+    def delay(attempt: int) -> float:
+        return random.uniform(0, min(cap_s, base_s * 2**attempt))
+
+    return delay
+
+
+@dataclass
+class Agent:
+    settings: AgentSettings
+    client: AgentClient
+    outbox: Outbox
+    measure: MeasureConfig | None = None
+    """Overrides the suite's measurement settings (tests use fixed iterations)."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    delay: Callable[[int], float] = field(default_factory=backoff_delays)
+    spec: MachineSpec | None = None
+    _sent_spec: str | None = None
+    _probed_at: float = 0.0
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _beat(self, state: AgentState, note: str | None = None) -> None:
+        if self.spec is None or time.monotonic() - self._probed_at > REPROBE_S:
+            self.spec = probe_machine()
+            self._probed_at = time.monotonic()
+        changed = self.spec.model_dump_json() != self._sent_spec
+        try:
+            self.client.heartbeat(Heartbeat(state=state, note=note, spec=self.spec if changed else None))
+            self._sent_spec = self.spec.model_dump_json()
+        except ServerUnavailable as exc:
+            log.warning("heartbeat failed: %s", exc)
+
+    def drain(self, *, until_empty: bool = False) -> bool:
+        """Upload every ready run; True when the outbox is empty.
+
+        With until_empty, an unreachable server is retried with backoff until it answers, or, once
+        the agent is told to stop, a few more times: what is left stays in the outbox for next start."""
+        attempt = 0
+        while True:
+            try:
+                for report in self.outbox.ready():
+                    stored, created = self.client.upload_run(report)
+                    self.outbox.delete(report.run_id)
+                    log.info("uploaded run %s (%s)", stored.run_id, "new" if created else "already stored")
+                return True
+            except ServerUnavailable as exc:
+                if not until_empty or (self.stop.is_set() and attempt >= STOPPING_RETRIES):
+                    log.warning("upload deferred, kept in the outbox: %s", exc)
+                    return False
+                wait = self.delay(attempt)
+                attempt += 1
+                log.warning("upload failed (%s); retrying in %.1f s", exc, wait)
+                if self.stop.is_set():
+                    time.sleep(min(wait, 1.0))
+                else:
+                    self.stop.wait(wait)
+
+    # ------------------------------------------------------------------ jobs
+
+    def suite_of(self, job: Job) -> Suite:
+        return parse_suite(job.suite_toml, f"job {job.id}'s suite") if job.suite_toml else load_suite(job.suite)
+
+    def run_job(self, job: Job) -> None:
+        self.spec = probe_machine()
+        self._probed_at = time.monotonic()
+        suite = self.suite_of(job)
+        run_id = self.outbox.open_run(suite=suite.name, agent_version=__version__, machine=self.spec, job_id=job.id)
+        cancelled = False
+
+        def on_result(index: int, total: int, result: Result) -> None:
+            nonlocal cancelled
+            self.outbox.add_result(run_id, index, result)
+            try:
+                state = self.client.progress(job.id, index, total)
+                cancelled = state.status is JobStatus.cancelled
+            except ServerUnavailable as exc:
+                log.warning("progress report failed (the job's lease may lapse): %s", exc)
+
+        run = run_suite(
+            suite,
+            self.spec,
+            fixed_iterations=self.measure.fixed_iterations if self.measure else None,
+            on_result=on_result,
+            should_stop=lambda: self.stop.is_set() or cancelled,
+        )
+        self.outbox.close_run(run_id)
+        self.drain(until_empty=True)
+        if cancelled:
+            log.info("job %s was cancelled after %d configs", job.id, len(run.results))
+            return
+        if run.interrupted:
+            message = f"agent stopped after {len(run.results)} configs; handed back to the queue"
+            self._finish(job, JobStatus.queued, message)
+        else:
+            self._finish(job, JobStatus.done, f"{len(run.results)} results in run {run_id}")
+
+    def _finish(self, job: Job, status: JobStatus, message: str) -> None:
+        try:
+            self.client.finish(job.id, status, message)
+        except ServerUnavailable as exc:
+            log.warning("could not report job %s as %s (its lease will lapse): %s", job.id, status.value, exc)
+
+    # ------------------------------------------------------------------ loop
+
+    def step(self) -> bool:
+        """One turn of the loop; True when it ran a job."""
+        self.drain()
+        if self.settings.quiet_check:
+            reason = busy_reason(self.settings.max_busy_cpu_percent)
+            if reason:
+                log.info("machine busy, not measuring: %s", reason)
+                self._beat(AgentState.busy, reason)
+                return False
+        self._beat(AgentState.idle)
+        try:
+            job = self.client.claim()
+        except ServerUnavailable as exc:
+            log.warning("claim failed: %s", exc)
+            return False
+        if job is None:
+            return False
+        log.info("claimed job %s (suite %s, attempt %d)", job.id, job.suite, job.attempts)
+        self.run_job(job)
+        return True
+
+    def run(self, *, once: bool = False) -> None:
+        recovered = self.outbox.recover()
+        if recovered:
+            log.info("found %d run(s) a previous agent left; uploading them", recovered)
+        self.drain(until_empty=False)
+        while not self.stop.is_set():
+            ran = self.step()
+            if once and not ran:
+                break
+            if not ran:
+                self.stop.wait(self.settings.poll_interval_s)
+        self.drain(until_empty=False)
+
+
+def install_signal_handlers(agent: Agent) -> None:
+    def on_term(signum: int, _frame: FrameType | None) -> None:
+        log.info("signal %d: finishing the current config, then uploading and exiting", signum)
+        agent.stop.set()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+
+
+def run_agent(settings: AgentSettings, *, once: bool = False, measure: MeasureConfig | None = None) -> None:
+    outbox = Outbox(settings.outbox)
+    with AgentClient(settings.server, settings.token) as client:
+        agent = Agent(settings, client, outbox, measure=measure)
+        install_signal_handlers(agent)
+        try:
+            agent.run(once=once)
+        finally:
+            outbox.close()

@@ -1,0 +1,201 @@
+"""Jobs: create, claim (atomically, with a lease), heartbeat, finish, cancel, and lease expiry.
+
+A claim is one conditional UPDATE (status still 'queued') on a candidate row, so two agents can
+never both win a job, on either backend; on PostgreSQL the candidates are also read with
+``FOR UPDATE SKIP LOCKED`` so concurrent claimers pass over rows another claimer holds instead of
+queueing behind it. A claim holds a lease that heartbeats extend; a job whose lease ran out goes
+back to the queue (or fails after its last attempt) the next time anyone claims.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from app.contracts import Job, JobCreate, JobStatus, MachineStatus, Page
+from app.db.models import JobRow, Machine, utcnow
+from app.errors import ConflictError, ForbiddenError, NotFoundError
+
+CANDIDATES = 20
+ACTIVE = (JobStatus.queued.value, JobStatus.running.value)
+
+
+def to_job(row: JobRow) -> Job:
+    return Job(
+        id=row.id,
+        suite=row.suite,
+        suite_toml=row.suite_toml,
+        machine_id=row.machine_id,
+        selector={str(k): str(v) for k, v in row.selector.items()},
+        status=JobStatus(row.status),
+        attempts=row.attempts,
+        max_attempts=row.max_attempts,
+        configs_done=row.configs_done,
+        configs_total=row.configs_total,
+        created_at=row.created_at,
+        lease_expires_at=row.lease_expires_at,
+        claimed_by=row.claimed_by,
+        message=row.message,
+    )
+
+
+def create(session: Session, body: JobCreate) -> JobRow:
+    if body.machine_id is not None and session.get(Machine, body.machine_id) is None:
+        raise NotFoundError(f"no machine with id {body.machine_id}")
+    if body.suite_toml is not None:
+        _check_suite(body.suite_toml)
+    row = JobRow(
+        suite=body.suite,
+        suite_toml=body.suite_toml,
+        machine_id=body.machine_id,
+        selector=dict(body.selector),
+        status=JobStatus.queued.value,
+        attempts=0,
+        max_attempts=body.max_attempts,
+        configs_done=0,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def _check_suite(text: str) -> None:
+    """A job's own suite must parse and validate here, not fail later on the agent."""
+    import tomllib
+
+    from app.contracts import SuiteSpec
+
+    try:
+        SuiteSpec.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise ConflictError(f"suite_toml is not a valid suite: {exc}") from exc
+
+
+def get(session: Session, job_id: uuid.UUID) -> JobRow:
+    row = session.get(JobRow, job_id)
+    if row is None:
+        raise NotFoundError(f"no job with id {job_id}")
+    return row
+
+
+def page(session: Session, *, status: JobStatus | None, limit: int, offset: int) -> Page[Job]:
+    query = select(JobRow)
+    if status is not None:
+        query = query.where(JobRow.status == status.value)
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.scalars(query.order_by(JobRow.created_at.desc(), JobRow.id).limit(limit).offset(offset))
+    return Page[Job](items=[to_job(r) for r in rows], total=total, limit=limit, offset=offset)
+
+
+def cancel(session: Session, job_id: uuid.UUID) -> JobRow:
+    row = get(session, job_id)
+    if row.status in ACTIVE:
+        row.status = JobStatus.cancelled.value
+        row.message = "cancelled by an admin"
+        row.lease_expires_at = None
+    return row
+
+
+def expire_leases(session: Session) -> int:
+    """Requeue running jobs whose lease ran out; fail those that used their last attempt."""
+    now = utcnow()
+    expired = and_(JobRow.status == JobStatus.running.value, JobRow.lease_expires_at < now)
+    failed = session.execute(
+        update(JobRow)
+        .where(expired, JobRow.attempts >= JobRow.max_attempts)
+        .values(status=JobStatus.failed.value, message="lease expired on the last attempt", lease_expires_at=None)
+    )
+    requeued = session.execute(
+        update(JobRow)
+        .where(expired, JobRow.attempts < JobRow.max_attempts)
+        .values(
+            status=JobStatus.queued.value, claimed_by=None, lease_expires_at=None, message="lease expired; requeued"
+        )
+    )
+    return int(failed.rowcount or 0) + int(requeued.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
+    return all(str(labels.get(key)) == str(value) for key, value in selector.items())
+
+
+def claim(session: Session, machine: Machine, *, lease: timedelta, postgres: bool) -> JobRow | None:
+    """The oldest queued job for this machine, now running under a lease; None when there is none."""
+    if machine.status not in (MachineStatus.online.value, MachineStatus.busy.value, MachineStatus.offline.value):
+        raise ForbiddenError(
+            f"machine {machine.id} is {machine.status} and may not take jobs",
+            hint=f"an admin approves a pending machine with `hwadvisor machines approve {machine.id}`",
+        )
+    expire_leases(session)
+    query = (
+        select(JobRow)
+        .where(
+            JobRow.status == JobStatus.queued.value,
+            or_(JobRow.machine_id == machine.id, JobRow.machine_id.is_(None)),
+        )
+        .order_by(JobRow.created_at, JobRow.id)
+        .limit(CANDIDATES)
+    )
+    if postgres:
+        query = query.with_for_update(skip_locked=True)
+    for candidate in session.scalars(query).all():
+        if candidate.machine_id is None and not matches(candidate.selector, machine.labels):
+            continue
+        won = session.execute(
+            update(JobRow)
+            .where(JobRow.id == candidate.id, JobRow.status == JobStatus.queued.value)
+            .values(
+                status=JobStatus.running.value,
+                claimed_by=machine.id,
+                attempts=JobRow.attempts + 1,
+                lease_expires_at=utcnow() + lease,
+                configs_done=0,
+                message=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if won.rowcount == 1:  # type: ignore[attr-defined]
+            session.refresh(candidate)
+            return candidate
+    return None
+
+
+def _owned(session: Session, job_id: uuid.UUID, machine_id: uuid.UUID) -> JobRow:
+    row = get(session, job_id)
+    if row.claimed_by != machine_id:
+        raise ForbiddenError(f"job {job_id} is not held by this machine")
+    return row
+
+
+def progress(
+    session: Session, job_id: uuid.UUID, machine_id: uuid.UUID, *, done: int, total: int | None, lease: timedelta
+) -> JobRow:
+    """Record progress and extend the lease; a cancelled job answers with its status so the agent stops."""
+    row = _owned(session, job_id, machine_id)
+    if row.status == JobStatus.running.value:
+        row.configs_done = done
+        row.configs_total = total
+        row.lease_expires_at = utcnow() + lease
+    return row
+
+
+def finish(
+    session: Session, job_id: uuid.UUID, machine_id: uuid.UUID, *, status: JobStatus, message: str | None
+) -> JobRow:
+    if status not in (JobStatus.done, JobStatus.failed, JobStatus.queued):
+        raise ConflictError("a job finishes as done or failed, or is handed back as queued")
+    row = _owned(session, job_id, machine_id)
+    if row.status == JobStatus.running.value:
+        row.status = status.value
+        row.message = message
+        row.lease_expires_at = None
+        if status is JobStatus.queued:
+            row.claimed_by = None
+            if row.attempts >= row.max_attempts:
+                row.status = JobStatus.failed.value
+                row.message = f"handed back after its last attempt: {message}"
+    return row

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from app.contracts import Job, JobCreate, JobStatus, Page
+from app.db import jobs
+from app.server.deps import Admin, DatabaseDep, Reader
+
+router = APIRouter(prefix="/jobs", tags=["jobs"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_job(body: JobCreate, _admin: Admin, db: DatabaseDep) -> Job:
+    """Queue a suite for one machine, or for the first free machine whose labels match the selector."""
+    with db.writing() as session:
+        return jobs.to_job(jobs.create(session, body))
+
+
+@router.get("")
+def list_jobs(
+    _reader: Reader,
+    db: DatabaseDep,
+    status: JobStatus | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Page[Job]:
+    with db.reading() as session:
+        return jobs.page(session, status=status, limit=limit, offset=offset)
+
+
+@router.get("/{job_id}")
+def get_job(job_id: uuid.UUID, _reader: Reader, db: DatabaseDep) -> Job:
+    with db.reading() as session:
+        return jobs.to_job(jobs.get(session, job_id))
+
+
+@router.post("/{job_id}/cancel")
+def cancel_job(job_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> Job:
+    """Cancel a queued or running job; a running agent learns it at its next progress report."""
+    with db.writing() as session:
+        return jobs.to_job(jobs.cancel(session, job_id))

@@ -1,0 +1,138 @@
+"""The server and agents as real processes on loopback, on SQLite and PostgreSQL.
+
+1. The server is killed in the middle of a run and restarted: every result arrives exactly once.
+2. An agent is SIGKILLed in the middle of a job: the lease expires, the job is requeued, a
+   restarted agent completes it.
+3. Two agents race for one job: exactly one runs it.
+4. A wrong, revoked or unapproved token: a clear error message and a non-zero exit, nothing stored.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BACKENDS, ScratchDatabases
+from tests.processes import Admin, AgentProcess, ServerProcess, wait_for
+
+# Eight configs of a few tenths of a second each: long enough to interrupt, short enough for CI.
+SUITE = """
+name = "tiny"
+[measure]
+warmup_budget_s = 0.05
+time_budget_s = 0.5
+[[grid]]
+workloads = ["resnet56", "lstm", "fcn_r", "mobilenet_v2"]
+batch_sizes = [4, 8]
+threads = [1]
+"""
+CONFIGS = 8
+ITERATIONS = "--iterations=4"
+
+
+@pytest.fixture(params=BACKENDS)
+def server(request: pytest.FixtureRequest, scratch: ScratchDatabases, tmp_path: Path):  # type: ignore[no-untyped-def]
+    process = ServerProcess(scratch.new(request.param), tmp_path, env={"HWADVISOR_JOB_LEASE_S": "4"}).start()
+    yield process
+    process.stop()
+
+
+def enrolled_agent(server: ServerProcess, admin: Admin, home: Path, instance: str) -> tuple[AgentProcess, str]:
+    agent = AgentProcess(home, instance)
+    machine_id = agent.enroll(server.url, admin.enrollment_token())
+    admin.approve(machine_id)
+    return agent, machine_id
+
+
+def test_server_killed_mid_run_loses_and_duplicates_nothing(server: ServerProcess, tmp_path: Path) -> None:
+    admin = Admin(server.url)
+    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
+    job_id = admin.job(SUITE, machine_id=machine_id)
+    agent.start(ITERATIONS)
+    try:
+        wait_for("two configs done", lambda: admin.get_job(job_id)["configs_done"] >= 2)
+        server.kill()
+        time.sleep(2.0)  # the agent measures on, and its progress reports and upload fail meanwhile
+        server.start()
+        admin = Admin(server.url)
+        wait_for("the job to finish", lambda: admin.get_job(job_id)["status"] == "done", timeout_s=120)
+    finally:
+        agent.stop()
+    results = admin.results(machine_id=machine_id)
+    keys = [(r["workload"], r["batch_size"]) for r in results]
+    assert len(results) == CONFIGS and len(set(keys)) == CONFIGS, agent.log()
+    assert len({r["run_id"] for r in results}) == 1
+
+
+def test_agent_killed_mid_job_is_requeued_and_completed_by_a_restarted_agent(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    admin = Admin(server.url)
+    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
+    job_id = admin.job(SUITE, machine_id=machine_id)
+    agent.start(ITERATIONS)
+    wait_for("a config done", lambda: admin.get_job(job_id)["configs_done"] >= 1)
+    agent.kill()
+    assert admin.get_job(job_id)["status"] == "running"
+    agent.start(ITERATIONS)
+    try:
+        job = wait_for(
+            "the requeued job to finish",
+            lambda: (j := admin.get_job(job_id))["status"] == "done" and j,
+            timeout_s=120,
+        )
+    finally:
+        assert agent.stop() == 0, agent.log()
+    assert job["attempts"] == 2 and job["claimed_by"] == machine_id
+    results = admin.results(machine_id=machine_id)
+    runs = {r["run_id"] for r in results}
+    assert len(runs) == 2, "the killed run's measurements were uploaded by the restarted agent"
+    complete = [r for r in results if sum(x["run_id"] == r["run_id"] for x in results) == CONFIGS]
+    assert len(complete) == CONFIGS
+
+
+def test_two_agents_race_for_one_job_and_exactly_one_runs_it(server: ServerProcess, tmp_path: Path) -> None:
+    admin = Admin(server.url)
+    first, first_id = enrolled_agent(server, admin, tmp_path, "a")
+    second, second_id = enrolled_agent(server, admin, tmp_path, "b")
+    first.start(ITERATIONS)
+    second.start(ITERATIONS)
+    try:
+        wait_for("both agents polling", lambda: all(admin.agent_state(m) == "idle" for m in (first_id, second_id)))
+        job_id = admin.job(SUITE, selector={"cpu_arch": "x86_64"})
+        job = wait_for(
+            "the job to finish",
+            lambda: (j := admin.get_job(job_id))["status"] == "done" and j,
+            timeout_s=120,
+        )
+    finally:
+        first.stop()
+        second.stop()
+    assert job["attempts"] == 1 and job["claimed_by"] in (first_id, second_id)
+    winner, loser = (first_id, second_id) if job["claimed_by"] == first_id else (second_id, first_id)
+    assert len(admin.results(machine_id=winner)) == CONFIGS
+    assert admin.results(machine_id=loser) == []
+
+
+def test_bad_tokens_exit_non_zero_with_a_clear_message_and_store_nothing(server: ServerProcess, tmp_path: Path) -> None:
+    admin = Admin(server.url)
+    wrong = AgentProcess(tmp_path, "wrong").command(
+        "enroll", "--server", server.url, "--token", "hwa_enrollment_000000000000." + "A" * 43
+    )
+    assert wrong.returncode == 1 and "unknown token" in wrong.stderr and "Traceback" not in wrong.stderr
+
+    pending = AgentProcess(tmp_path, "pending")
+    pending_id = pending.enroll(server.url, admin.enrollment_token())
+    admin.job(SUITE, machine_id=pending_id)
+    refused = pending.command("run", "--once", "--no-quiet-check")
+    assert refused.returncode == 1 and "pending" in refused.stderr and "approve" in refused.stderr
+
+    revoked, revoked_id = enrolled_agent(server, admin, tmp_path, "revoked")
+    admin.http.post(f"/api/v1/machines/{revoked_id}/retire").raise_for_status()
+    gone = revoked.command("run", "--once", "--no-quiet-check")
+    assert gone.returncode == 1 and "revoked" in gone.stderr
+
+    assert admin.results() == []
+    assert admin.http.get("/api/v1/machines").json()["total"] == 2
