@@ -10,6 +10,7 @@ back to the queue (or fails after its last attempt) the next time anyone claims.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -126,25 +127,13 @@ def matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
 def claim(session: Session, machine: Machine, *, lease: timedelta, postgres: bool) -> JobRow | None:
     """The oldest queued job for this machine, now running under a lease; None when there is none."""
     if machine.status not in (MachineStatus.online.value, MachineStatus.busy.value, MachineStatus.offline.value):
+        pending = machine.status == MachineStatus.pending.value
         raise ForbiddenError(
             f"machine {machine.id} is {machine.status} and may not take jobs",
-            hint=f"an admin approves a pending machine with `hwadvisor machines approve {machine.id}`",
+            hint=f"an admin approves it with `hwadvisor machines approve {machine.id}`" if pending else None,
         )
     expire_leases(session)
-    query = (
-        select(JobRow)
-        .where(
-            JobRow.status == JobStatus.queued.value,
-            or_(JobRow.machine_id == machine.id, JobRow.machine_id.is_(None)),
-        )
-        .order_by(JobRow.created_at, JobRow.id)
-        .limit(CANDIDATES)
-    )
-    if postgres:
-        query = query.with_for_update(skip_locked=True)
-    for candidate in session.scalars(query).all():
-        if candidate.machine_id is None and not matches(candidate.selector, machine.labels):
-            continue
+    for candidate in _candidates(session, machine, postgres=postgres):
         won = session.execute(
             update(JobRow)
             .where(JobRow.id == candidate.id, JobRow.status == JobStatus.queued.value)
@@ -162,6 +151,31 @@ def claim(session: Session, machine: Machine, *, lease: timedelta, postgres: boo
             session.refresh(candidate)
             return candidate
     return None
+
+
+def _candidates(session: Session, machine: Machine, *, postgres: bool) -> Iterator[JobRow]:
+    """Queued jobs this machine may run, oldest first, read a page at a time (selectors are
+    matched here, so jobs meant for other machines never hide the ones behind them)."""
+    query = (
+        select(JobRow)
+        .where(
+            JobRow.status == JobStatus.queued.value,
+            or_(JobRow.machine_id == machine.id, JobRow.machine_id.is_(None)),
+        )
+        .order_by(JobRow.created_at, JobRow.id)
+        .limit(CANDIDATES)
+    )
+    if postgres:
+        query = query.with_for_update(skip_locked=True)
+    offset = 0
+    while True:
+        rows = session.scalars(query.offset(offset)).all()
+        for row in rows:
+            if row.machine_id is not None or matches(row.selector, machine.labels):
+                yield row
+        if len(rows) < CANDIDATES:
+            return
+        offset += CANDIDATES
 
 
 def _owned(session: Session, job_id: uuid.UUID, machine_id: uuid.UUID) -> JobRow:

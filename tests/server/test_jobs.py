@@ -127,3 +127,12 @@ def test_heartbeats_drive_the_machine_status(api: Api, db: Database) -> None:
         session.execute(update(Machine).values(last_seen_at=utcnow() - timedelta(minutes=5)))
     assert status() == "offline"
     assert api.client.get("/api/v1/machines", params={"status": "offline"}, headers=api.admin).json()["total"] == 1
+
+
+def test_jobs_for_other_machines_do_not_hide_the_ones_behind_them(api: Api) -> None:
+    _machine_id, token = api.enroll()
+    for _ in range(25):
+        _job(api, selector={"gpu": "someone-elses"})
+    mine = _job(api, selector={"cpu_arch": "x86_64"})
+    claimed = api.client.post("/api/v1/agents/claim", headers=api.bearer(token))
+    assert claimed.status_code == 200 and claimed.json()["id"] == mine["id"]
