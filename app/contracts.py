@@ -372,6 +372,7 @@ class JobStatus(StrEnum):
 
 Selector = dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]]
 SUITE_TOML_MAX = 64 * 1024
+BUILT_IN_SUITES = ("quick", "standard", "full")
 
 
 class JobCreate(Strict):
@@ -389,6 +390,8 @@ class JobCreate(Strict):
     def _has_a_target(self) -> JobCreate:
         if self.machine_id is None and not self.selector:
             raise ValueError("a job needs a machine_id or a label selector (e.g. {'gpu': 'h100-sxm5-80gb'})")
+        if self.suite_toml is None and self.suite not in BUILT_IN_SUITES:
+            raise ValueError(f"suite {self.suite!r} is not built in ({', '.join(BUILT_IN_SUITES)}); send suite_toml")
         return self
 
 

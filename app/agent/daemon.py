@@ -30,6 +30,7 @@ from app.bench.measure import MeasureConfig
 from app.bench.runner import run_suite
 from app.bench.suites import Suite, load_suite, parse_suite
 from app.contracts import AgentState, Heartbeat, Job, JobStatus, MachineSpec, Result
+from app.errors import ConfigError
 from app.probes import probe_machine
 
 log = logging.getLogger("hwadvisor.agent")
@@ -109,7 +110,11 @@ class Agent:
     def run_job(self, job: Job) -> None:
         self.spec = probe_machine()
         self._probed_at = time.monotonic()
-        suite = self.suite_of(job)
+        try:
+            suite = self.suite_of(job)
+        except ConfigError as exc:
+            self._finish(job, JobStatus.failed, f"this agent cannot run the job's suite: {exc}")
+            return
         run_id = self.outbox.open_run(suite=suite.name, agent_version=__version__, machine=self.spec, job_id=job.id)
         cancelled = False
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.bench.config import BenchConfig
 from app.bench.primitives import primitives
-from app.contracts import GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
+from app.contracts import BUILT_IN_SUITES, GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
 from app.errors import ConfigError
 
 
@@ -74,7 +74,7 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
     return configs
 
 
-BUILT_IN = ("quick", "standard", "full")
+BUILT_IN = BUILT_IN_SUITES
 
 
 def parse_suite(text: str, source: str = "suite") -> Suite:

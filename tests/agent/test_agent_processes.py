@@ -136,3 +136,19 @@ def test_bad_tokens_exit_non_zero_with_a_clear_message_and_store_nothing(server:
 
     assert admin.results() == []
     assert admin.http.get("/api/v1/machines").json()["total"] == 2
+
+
+def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    admin = Admin(server.url)
+    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
+    job_id = admin.job(SUITE, machine_id=machine_id)
+    agent.start(ITERATIONS)
+    wait_for("a config done", lambda: admin.get_job(job_id)["configs_done"] >= 1)
+    assert agent.stop() == 0, agent.log()
+    job = admin.get_job(job_id)
+    assert job["status"] == "queued" and "handed back" in job["message"]
+    results = admin.results(machine_id=machine_id)
+    assert 1 <= len(results) < CONFIGS, "the configs that finished were uploaded before exiting"
+    assert all(r["status"] == "ok" for r in results)

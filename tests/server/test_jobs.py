@@ -136,3 +136,8 @@ def test_jobs_for_other_machines_do_not_hide_the_ones_behind_them(api: Api) -> N
     mine = _job(api, selector={"cpu_arch": "x86_64"})
     claimed = api.client.post("/api/v1/agents/claim", headers=api.bearer(token))
     assert claimed.status_code == 200 and claimed.json()["id"] == mine["id"]
+
+
+def test_an_unknown_built_in_suite_is_refused_when_queued(api: Api) -> None:
+    response = api.client.post("/api/v1/jobs", json={"suite": "quik", "selector": {"a": "b"}}, headers=api.admin)
+    assert response.status_code == 422 and "not built in" in response.text
