@@ -360,14 +360,13 @@ def agent_run(
 
     from app.agent.daemon import run_agent
     from app.agent.settings import AgentSettings, default_config_path
-    from app.bench.measure import MeasureConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = AgentSettings.load(config or default_config_path())
     if quiet_check is not None:
         settings.quiet_check = quiet_check
-    run_agent(settings, once=once, measure=MeasureConfig(fixed_iterations=iterations) if iterations else None)
+    run_agent(settings, once=once, fixed_iterations=iterations)
 
 
 def main() -> None:

@@ -26,11 +26,10 @@ from app.agent.client import AgentClient, ServerUnavailable
 from app.agent.outbox import Outbox
 from app.agent.quiet import busy_reason
 from app.agent.settings import AgentSettings
-from app.bench.measure import MeasureConfig
 from app.bench.runner import run_suite
 from app.bench.suites import Suite, load_suite, parse_suite
 from app.contracts import AgentState, Heartbeat, Job, JobStatus, MachineSpec, Result
-from app.errors import ConfigError
+from app.errors import ConfigError, ForbiddenError
 from app.probes import probe_machine
 
 log = logging.getLogger("hwadvisor.agent")
@@ -56,8 +55,8 @@ class Agent:
     settings: AgentSettings
     client: AgentClient
     outbox: Outbox
-    measure: MeasureConfig | None = None
-    """Overrides the suite's measurement settings (tests use fixed iterations)."""
+    fixed_iterations: int | None = None
+    """Exactly this many timed iterations per config, whatever the suite says (for quick checks)."""
     stop: threading.Event = field(default_factory=threading.Event)
     delay: Callable[[int], float] = field(default_factory=backoff_delays)
     spec: MachineSpec | None = None
@@ -126,11 +125,14 @@ class Agent:
                 cancelled = state.status is JobStatus.cancelled
             except ServerUnavailable as exc:
                 log.warning("progress report failed (the job's lease may lapse): %s", exc)
+            except ForbiddenError as exc:  # the lease lapsed and the job went elsewhere: stop measuring it
+                log.warning("job %s is no longer ours: %s", job.id, exc)
+                cancelled = True
 
         run = run_suite(
             suite,
             self.spec,
-            fixed_iterations=self.measure.fixed_iterations if self.measure else None,
+            fixed_iterations=self.fixed_iterations,
             on_result=on_result,
             should_stop=lambda: self.stop.is_set() or cancelled,
         )
@@ -148,8 +150,8 @@ class Agent:
     def _finish(self, job: Job, status: JobStatus, message: str) -> None:
         try:
             self.client.finish(job.id, status, message)
-        except ServerUnavailable as exc:
-            log.warning("could not report job %s as %s (its lease will lapse): %s", job.id, status.value, exc)
+        except (ServerUnavailable, ForbiddenError) as exc:
+            log.warning("could not report job %s as %s: %s", job.id, status.value, exc)
 
     # ------------------------------------------------------------------ loop
 
@@ -197,10 +199,10 @@ def install_signal_handlers(agent: Agent) -> None:
     signal.signal(signal.SIGINT, on_term)
 
 
-def run_agent(settings: AgentSettings, *, once: bool = False, measure: MeasureConfig | None = None) -> None:
+def run_agent(settings: AgentSettings, *, once: bool = False, fixed_iterations: int | None = None) -> None:
     outbox = Outbox(settings.outbox)
     with AgentClient(settings.server, settings.token) as client:
-        agent = Agent(settings, client, outbox, measure=measure)
+        agent = Agent(settings, client, outbox, fixed_iterations=fixed_iterations)
         install_signal_handlers(agent)
         try:
             agent.run(once=once)
