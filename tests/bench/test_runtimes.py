@@ -60,3 +60,12 @@ def test_what_this_cpu_cannot_run_is_unsupported_not_run_otherwise() -> None:
     gpu = run_config(BenchConfig("resnet56", Task.infer, "torch-eager", "cuda:0", Precision.fp32, 1), spec, TINY)
     if not any(d.id == "cuda:0" for d in spec.devices):
         assert gpu.status is ResultStatus.unsupported and "no device cuda:0" in (gpu.reason or "")
+
+
+@pytest.mark.slow
+def test_torch_compile_reports_compile_time_apart_from_speed() -> None:
+    config = BenchConfig("fcn_r", Task.infer, "torch-compile", "cpu", Precision.fp32, 8, 2)
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.compile_time_s is not None and result.latency_p50_ms is not None
+    assert result.compile_time_s * 1000 > 10 * result.latency_p50_ms, "compiling costs far more than one step"
