@@ -170,6 +170,26 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision; 
     typer.echo(f"database {_shown_url(_database_url())} at {migrate.current_revision(_database_url())}")
 
 
+@db_cli.command("export")
+def db_export(path: Annotated[Path, typer.Argument(help="JSON Lines file to write.")]) -> None:
+    """Write every row of the database to a JSON Lines file."""
+    from app.db.dump import export_file
+    from app.db.engine import Database
+
+    counts = export_file(Database(_database_url()), path)
+    typer.echo(f"exported {sum(counts.values())} rows from {_shown_url(_database_url())} to {path}")
+
+
+@db_cli.command("import")
+def db_import(path: Annotated[Path, typer.Argument(help="A file made by `hwadvisor db export`.")]) -> None:
+    """Load an export into this (empty, migrated) database, e.g. to move from SQLite to PostgreSQL."""
+    from app.db.dump import import_file
+    from app.db.engine import Database
+
+    counts = import_file(Database(_database_url()), path)
+    typer.echo(f"imported {sum(counts.values())} rows into {_shown_url(_database_url())}")
+
+
 @db_cli.command("current")
 def db_current() -> None:
     """Print the database's migration revision and the newest one."""

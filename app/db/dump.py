@@ -1,0 +1,139 @@
+"""Export the whole database as JSON Lines, and import it into another (SQLite -> PostgreSQL, say).
+
+The first line names the format, the schema revision and the row count of every table; then one
+line per row, tables in foreign-key order. Import needs an empty database at the same revision,
+inserts everything in one transaction, and on PostgreSQL moves the id sequences past the imported ids.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import Table, func, insert, select, text
+from sqlalchemy.engine import Connection
+
+from app.db import migrate
+from app.db.engine import Database
+from app.db.models import Base, UTCDateTime
+from app.errors import ConflictError
+
+FORMAT = "hwadvisor-export"
+VERSION = 1
+BATCH = 1000
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _decoder(table: Table) -> dict[str, Any]:
+    """Per column, how to turn a JSON value back into what the column's type binds."""
+    decoders: dict[str, Any] = {}
+    for column in table.columns:
+        if isinstance(column.type, UTCDateTime):
+            decoders[column.name] = datetime.fromisoformat
+        elif column.type.__class__.__name__ == "Uuid":
+            decoders[column.name] = uuid.UUID
+    return decoders
+
+
+def export(db: Database, out: IO[str]) -> dict[str, int]:
+    tables = Base.metadata.sorted_tables
+    with db.engine.connect() as conn:
+        counts = {t.name: int(conn.scalar(select(func.count()).select_from(t)) or 0) for t in tables}
+        revision = migrate.current_revision(db.url)
+        out.write(json.dumps({"format": FORMAT, "version": VERSION, "revision": revision, "tables": counts}) + "\n")
+        for table in tables:
+            order = list(table.primary_key.columns)
+            for row in conn.execute(select(table).order_by(*order)).mappings():
+                out.write(json.dumps({"table": table.name, "row": {k: _encode(v) for k, v in row.items()}}) + "\n")
+    return counts
+
+
+def _lines(source: IO[str]) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(source, start=1):
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConflictError(f"line {number} of the export is not JSON: {exc}") from exc
+
+
+def import_(db: Database, source: IO[str]) -> dict[str, int]:
+    lines = _lines(source)
+    header = next(lines, None)
+    if not header or header.get("format") != FORMAT:
+        raise ConflictError("this is not an hwadvisor export (its first line names no format)")
+    revision = migrate.current_revision(db.url)
+    if header.get("revision") != revision:
+        raise ConflictError(
+            f"the export is at schema revision {header.get('revision')}, this database at {revision}",
+            hint="run `hwadvisor db upgrade` on both sides first",
+        )
+    tables = {t.name: t for t in Base.metadata.sorted_tables}
+    decoders = {name: _decoder(table) for name, table in tables.items()}
+    imported = dict.fromkeys(tables, 0)
+    with db.engine.begin() as conn:
+        for name, table in tables.items():
+            if conn.scalar(select(func.count()).select_from(table)):
+                raise ConflictError(f"table {name} is not empty", hint="import into a freshly migrated database")
+        pending: list[dict[str, Any]] = []
+        current: str | None = None
+        for item in lines:
+            name, row = item["table"], item["row"]
+            if name not in tables:
+                raise ConflictError(f"the export has a table this schema lacks: {name}")
+            if name != current and pending:
+                _flush(conn, tables[current], pending)  # type: ignore[index]
+                pending = []
+            current = name
+            pending.append(
+                {k: decoders[name][k](v) if k in decoders[name] and v is not None else v for k, v in row.items()}
+            )
+            imported[name] += 1
+            if len(pending) >= BATCH:
+                _flush(conn, tables[name], pending)
+                pending = []
+        if pending and current is not None:
+            _flush(conn, tables[current], pending)
+        if conn.dialect.name == "postgresql":
+            _advance_sequences(conn, tables.values())
+    expected = header.get("tables", {})
+    if any(imported.get(name, 0) != count for name, count in expected.items()):
+        raise ConflictError(f"the export's header promised {expected} rows but held {imported}")
+    return imported
+
+
+def _flush(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    conn.execute(insert(table), rows)
+
+
+def _advance_sequences(conn: Connection, tables: Any) -> None:
+    for table in tables:
+        for column in table.primary_key.columns:
+            if column.autoincrement is True or (column.autoincrement == "auto" and column.type.python_type is int):
+                conn.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table.name}', '{column.name}'),"
+                        f" COALESCE((SELECT MAX({column.name}) FROM {table.name}), 0) + 1, false)"
+                    )
+                )
+
+
+def export_file(db: Database, path: Path) -> dict[str, int]:
+    with path.open("w", encoding="utf-8") as out:
+        return export(db, out)
+
+
+def import_file(db: Database, path: Path) -> dict[str, int]:
+    with path.open(encoding="utf-8") as source:
+        return import_(db, source)
