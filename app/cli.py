@@ -72,6 +72,7 @@ def server(
         port=port or settings.port,
         workers=workers,
         log_level="info",
+        access_log=False,  # the server logs each request itself, with its request id
     )
 
 

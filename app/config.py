@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -35,6 +36,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     max_results_per_run: int = Field(default=10_000, ge=1)
     page_size_max: int = Field(default=1000, ge=1)
+    log_format: Literal["text", "json"] = "text"
     heartbeat_interval_s: float = Field(default=15.0, gt=0, description="How often agents should heartbeat.")
     job_lease_s: float = Field(
         default=300.0, gt=0, description="A claimed job returns to the queue after this long without progress."

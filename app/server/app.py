@@ -17,6 +17,7 @@ from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
 from app.server.limits import BodySizeLimit
+from app.server.observability import Metrics, RequestContext, configure_logging
 from app.server.routes import agents, health, jobs, machines, results, runs
 from app.server.routes import tokens as token_routes
 
@@ -52,8 +53,11 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if database is None:  # a real server (each worker process), not an app handed a test database
+            configure_logging(settings.log_format)
         db = database or Database(settings.resolved_database_url)
         app.state.db = db
+        metrics.watch(db)
         try:
             secret = bootstrap_admin_token(db, settings)
         except Exception as exc:  # the server still answers 503 on /healthz while the database is down
@@ -78,9 +82,12 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
     )
+    metrics = Metrics()
     app.state.settings = settings
+    app.state.metrics = metrics
     errors.install(app)
     app.include_router(health.router)
     app.include_router(api_router())
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestContext, metrics=metrics)  # outermost: it sees every answer, 413s too
     return app

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.contracts import Problem, problem_type
 from app.errors import AuthError, DatabaseUnavailable, HwadvisorError
+from app.server.observability import request_id
 
 log = logging.getLogger("hwadvisor.server")
 
@@ -23,7 +24,9 @@ RETRY_AFTER_S = "5"
 
 def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
     headers = extra.pop("headers", None)
-    body = Problem(type=problem_type(title), title=title, status=status, detail=detail, **extra)
+    body = Problem(
+        type=problem_type(title), title=title, status=status, detail=detail, request_id=request_id.get(), **extra
+    )
     return JSONResponse(
         body.model_dump(exclude_none=True),
         status_code=status,

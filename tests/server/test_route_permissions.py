@@ -14,6 +14,7 @@ READERS = {ADMIN, READONLY}
 
 RULES: dict[tuple[str, str], set[str]] = {
     ("GET", "/healthz"): {ANYONE},
+    ("GET", "/metrics"): {ANYONE},
     ("POST", "/api/v1/agents/enroll"): {ENROLLMENT},
     ("POST", "/api/v1/agents/heartbeat"): {MACHINE},
     ("POST", "/api/v1/agents/claim"): {MACHINE},

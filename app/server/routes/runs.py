@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import uuid
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
 from app.contracts import RunRead, RunReport
 from app.db import runs
@@ -18,7 +18,12 @@ router = APIRouter(prefix="/runs", tags=["runs"])
     responses={200: {"description": "This run id was stored before; nothing changed.", "model": RunRead}},
 )
 def post_run(
-    report: RunReport, principal: MachineAgent, db: DatabaseDep, settings: SettingsDep, response: Response
+    report: RunReport,
+    principal: MachineAgent,
+    db: DatabaseDep,
+    settings: SettingsDep,
+    request: Request,
+    response: Response,
 ) -> RunRead:
     """Store a run and all its results in one transaction; posting the same run id again is a no-op."""
     if len(report.results) > settings.max_results_per_run:
@@ -28,7 +33,9 @@ def post_run(
         )
     assert principal.machine_id is not None
     stored, created = runs.ingest(db, machine_id=principal.machine_id, report=report)
-    if not created:
+    if created:
+        request.app.state.metrics.results_ingested.inc(stored.result_count)
+    else:
         response.status_code = status.HTTP_200_OK
     return stored
 
