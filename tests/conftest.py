@@ -3,8 +3,10 @@ emptied after every test, and an API client on the real app."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +20,12 @@ from app.db import migrate
 from app.db.engine import Database
 from app.db.models import Base
 
-# Keep the tests' files (ONNX exports, databases) out of the user's data directory.
-os.environ.setdefault("HWADVISOR_DATA_DIR", tempfile.mkdtemp(prefix="hwadvisor-tests-"))
+# Keep the tests' files (ONNX exports, databases) out of the user's data directory, and remove
+# them afterwards: the exports alone are over a gigabyte.
+if "HWADVISOR_DATA_DIR" not in os.environ:
+    _DATA_DIR = tempfile.mkdtemp(prefix="hwadvisor-tests-")
+    os.environ["HWADVISOR_DATA_DIR"] = _DATA_DIR
+    atexit.register(shutil.rmtree, _DATA_DIR, ignore_errors=True)
 
 PG_ENV = "HWADVISOR_TEST_DATABASE_URL"
 PG_URL = os.environ.get(PG_ENV)
