@@ -375,6 +375,11 @@ SUITE_TOML_MAX = 64 * 1024
 BUILT_IN_SUITES = ("quick", "standard", "full")
 
 
+def _require_target(machine_id: uuid.UUID | None, selector: dict[str, str]) -> None:
+    if machine_id is None and not selector:
+        raise ValueError("a job needs a machine_id or a label selector (e.g. {'gpu': 'h100-sxm5-80gb'})")
+
+
 class JobCreate(Strict):
     """Run a suite on one machine, or on every machine whose labels match the selector (one of them)."""
 
@@ -388,8 +393,7 @@ class JobCreate(Strict):
 
     @model_validator(mode="after")
     def _has_a_target(self) -> JobCreate:
-        if self.machine_id is None and not self.selector:
-            raise ValueError("a job needs a machine_id or a label selector (e.g. {'gpu': 'h100-sxm5-80gb'})")
+        _require_target(self.machine_id, self.selector)
         if self.suite_toml is None and self.suite not in BUILT_IN_SUITES:
             raise ValueError(f"suite {self.suite!r} is not built in ({', '.join(BUILT_IN_SUITES)}); send suite_toml")
         return self
@@ -413,8 +417,7 @@ class Job(Strict):
 
     @model_validator(mode="after")
     def _has_a_target(self) -> Job:
-        if self.machine_id is None and not self.selector:
-            raise ValueError("a job needs a machine_id or a label selector")
+        _require_target(self.machine_id, self.selector)
         return self
 
 

@@ -44,7 +44,7 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
-def start_server(settings: Settings, host: str, port: int) -> subprocess.Popen[bytes]:
+def start_server(host: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "HWADVISOR_MIGRATE_ON_START": "false"}
     return subprocess.Popen([sys.executable, "-m", "app", "server", "--host", host, "--port", str(port)], env=env)
 
@@ -104,7 +104,7 @@ def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None],
             session, kind=TokenKind.enrollment, note="hwadvisor up", max_uses=1, expires_in=timedelta(hours=1)
         )
     base_url = f"http://{host}:{port}"
-    server = start_server(settings, host, port)
+    server = start_server(host, port)
     try:
         wait_until_healthy(base_url, server)
         echo(f"server: {base_url} (database {url})")

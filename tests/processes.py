@@ -177,6 +177,14 @@ class Admin:
     def get_job(self, job_id: str) -> dict[str, Any]:
         return dict(self.http.get(f"/api/v1/jobs/{job_id}").json())
 
+    def wait_until_done(self, job_id: str, timeout_s: float = 120) -> dict[str, Any]:
+        job: dict[str, Any] = wait_for(
+            f"job {job_id} to finish",
+            lambda: (j := self.get_job(job_id))["status"] == "done" and j,
+            timeout_s=timeout_s,
+        )
+        return job
+
     def results(self, **params: Any) -> list[dict[str, Any]]:
         page = self.http.get("/api/v1/results", params={"limit": 1000, **params}).json()
         return list(page["items"])

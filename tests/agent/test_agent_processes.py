@@ -57,7 +57,7 @@ def test_server_killed_mid_run_loses_and_duplicates_nothing(server: ServerProces
         time.sleep(2.0)  # the agent measures on, and its progress reports and upload fail meanwhile
         server.start()
         admin = Admin(server.url)
-        wait_for("the job to finish", lambda: admin.get_job(job_id)["status"] == "done", timeout_s=120)
+        admin.wait_until_done(job_id)
     finally:
         agent.stop()
     results = admin.results(machine_id=machine_id)
@@ -78,11 +78,7 @@ def test_agent_killed_mid_job_is_requeued_and_completed_by_a_restarted_agent(
     assert admin.get_job(job_id)["status"] == "running"
     agent.start(ITERATIONS)
     try:
-        job = wait_for(
-            "the requeued job to finish",
-            lambda: (j := admin.get_job(job_id))["status"] == "done" and j,
-            timeout_s=120,
-        )
+        job = admin.wait_until_done(job_id)
     finally:
         assert agent.stop() == 0, agent.log()
     assert job["attempts"] == 2 and job["claimed_by"] == machine_id
@@ -102,11 +98,7 @@ def test_two_agents_race_for_one_job_and_exactly_one_runs_it(server: ServerProce
     try:
         wait_for("both agents polling", lambda: all(admin.agent_state(m) == "idle" for m in (first_id, second_id)))
         job_id = admin.job(SUITE, selector={"cpu_arch": "x86_64"})
-        job = wait_for(
-            "the job to finish",
-            lambda: (j := admin.get_job(job_id))["status"] == "done" and j,
-            timeout_s=120,
-        )
+        job = admin.wait_until_done(job_id)
     finally:
         first.stop()
         second.stop()
