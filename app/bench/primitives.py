@@ -39,9 +39,10 @@ class PreparedPrimitive:
     """FLOP (for a GEMM) or bytes (for a copy) one step does."""
     unit: str
     close: Callable[[], None]
+    device: torch.device
 
     def peak_device_memory_mb(self) -> float | None:
-        return torch.cuda.max_memory_allocated() / MIB if torch.cuda.is_available() else None
+        return torch.cuda.max_memory_allocated(self.device) / MIB if self.device.type == "cuda" else None
 
 
 class Primitive(ABC):
@@ -60,7 +61,10 @@ class Primitive(ABC):
 
 
 def _device_sync(device: torch.device) -> tuple[Callable[[], None] | None, Callable[..., float] | None]:
+    """The sync and timer for a device; on a GPU the peak-memory count also starts here, after the
+    buffers are allocated, so a primitive's peak is its own and not an earlier config's."""
     if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
         return (lambda: torch.cuda.synchronize(device)), cuda_event_timer(device)
     return None, None
 
@@ -107,7 +111,7 @@ class Gemm(Primitive):
             tf32.__exit__(None, None, None)
 
         sync, timer = _device_sync(device)
-        return PreparedPrimitive(step, sync, timer, 2.0 * self.n**3, "flop", close)
+        return PreparedPrimitive(step, sync, timer, 2.0 * self.n**3, "flop", close, device)
 
 
 class DeviceCopy(Primitive):
@@ -132,7 +136,7 @@ class DeviceCopy(Primitive):
         target = torch.empty_like(source)
         sync, timer = _device_sync(device)
         return PreparedPrimitive(
-            lambda: target.copy_(source), sync, timer, 2.0 * self.size_mb * MIB, "byte", lambda: None
+            lambda: target.copy_(source), sync, timer, 2.0 * self.size_mb * MIB, "byte", lambda: None, device
         )
 
 
@@ -166,7 +170,7 @@ class HostDeviceCopy(Primitive):
                 return host.copy_(on_device, non_blocking=self.pinned)
 
         sync, timer = _device_sync(device)
-        return PreparedPrimitive(step, sync, timer, float(self.size_mb * MIB), "byte", lambda: None)
+        return PreparedPrimitive(step, sync, timer, float(self.size_mb * MIB), "byte", lambda: None, device)
 
 
 primitives: Registry[type[Primitive]] = Registry("primitive")
