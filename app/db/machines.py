@@ -162,6 +162,14 @@ def _status_is(status: MachineStatus) -> ColumnElement[bool]:
     return and_(enrolled, not_(stale), or_(Machine.agent_state.is_(None), not_(working)))
 
 
+def count_by_status(session: Session) -> dict[MachineStatus, int]:
+    """Machines per displayed status, counted in the database."""
+    return {
+        status: int(session.scalar(select(func.count()).select_from(Machine).where(_status_is(status))) or 0)
+        for status in MachineStatus
+    }
+
+
 def heartbeat(session: Session, machine_id: uuid.UUID, beat: Heartbeat) -> Machine:
     machine = get(session, machine_id)
     if machine.status == MachineStatus.retired.value:

@@ -24,9 +24,9 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.contracts import JobStatus, MachineStatus
+from app.contracts import JobStatus
 from app.db.engine import Database
-from app.db.models import JobRow, Machine, ResultRow
+from app.db.models import JobRow, ResultRow
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 _SANE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
@@ -65,19 +65,19 @@ class DatabaseCollector(Collector):
         self.db = db
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from app.db.machines import displayed_status
+        from app.db.machines import count_by_status
 
         jobs = GaugeMetricFamily("hwadvisor_jobs", "Jobs by state", labels=["state"])
         machines = GaugeMetricFamily("hwadvisor_machines", "Machines by status", labels=["status"])
         results = GaugeMetricFamily("hwadvisor_results", "Results stored")
         with self.db.reading() as session:
             by_state = dict(session.execute(select(JobRow.status, func.count()).group_by(JobRow.status)).all())
-            statuses = [displayed_status(m) for m in session.scalars(select(Machine))]
+            by_status = count_by_status(session)
             results.add_metric([], float(session.scalar(select(func.count(ResultRow.id))) or 0))
         for state in JobStatus:
             jobs.add_metric([state.value], float(by_state.get(state.value, 0)))
-        for status in MachineStatus:
-            machines.add_metric([status.value], float(sum(s is status for s in statuses)))
+        for status, count in by_status.items():
+            machines.add_metric([status.value], float(count))
         yield jobs
         yield machines
         yield results
