@@ -668,7 +668,7 @@ class PublicResult(Strict):
     unit: Annotated[str, Field(max_length=32)] = "samples/s"
     runtime: Name
     precision: Precision
-    batch_size: int = Field(ge=1, le=1_000_000)
+    batch_size: int = Field(ge=1, le=100_000_000, description="Recommendation models (NCF) use millions.")
     devices: int = Field(default=1, ge=1, le=1024)
     throughput_samples_per_s: Positive = Field(description="For all the devices together.")
     latency_p99_ms: Positive | None = None

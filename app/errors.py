@@ -38,6 +38,12 @@ class NotFoundError(HwadvisorError):
     status_code = 404
 
 
+class InvalidInput(HwadvisorError):
+    """Input that passed the schema but makes no sense (a CSV row, a catalog entry missing its name)."""
+
+    status_code = 422
+
+
 class ConflictError(HwadvisorError):
     status_code = 409
 

@@ -1,0 +1,268 @@
+"""The three kinds of estimate, tried in order: measured, then interpolated, then predicted.
+
+The order is the registry's: an estimator later in the list runs only when the ones before it
+had nothing, so a measurement is never replaced by an interpolation or a prediction.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from app.contracts import DeviceKind, Estimate, EstimateKind, PowerBasis, Precision
+from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.interpolate import interpolate
+from app.recommender.scaling import Reference, transfer
+
+# Interpolated estimates: no band narrower than this, and a quarter of the gap between the two
+# measured neighbours (a straight line in log batch is rarely off by more on a saturating curve).
+MIN_INTERPOLATED_PCT = 5.0
+GAP_SHARE = 0.25
+MEASURED_FLOOR_PCT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    runtime: str
+    precision: Precision
+    batch_size: int
+    threads: int | None
+    source: str = LAB
+
+
+@dataclass(slots=True)
+class Evidence:
+    """The points of one workload, indexed for the estimators."""
+
+    points: list[Point]
+    by_hardware: dict[str, list[Point]] = field(default_factory=dict)
+    by_part: dict[str, list[Point]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for p in self.points:
+            self.by_hardware.setdefault(p.hardware.key, []).append(p)
+            if p.hardware.spec is not None:
+                self.by_part.setdefault(p.hardware.spec.id, []).append(p)
+
+    def own(self, hardware: Hardware, source: str) -> list[Point]:
+        """Points measured on this hardware: a lab device's own, or for a catalog part, every device of that part."""
+        if hardware.ref.owned:
+            found = self.by_hardware.get(hardware.key, [])
+        else:
+            found = self.by_part.get(hardware.spec.id, []) if hardware.spec else []
+        return [p for p in found if p.source == source]
+
+
+Estimator = Callable[[Hardware, Config, Evidence], Estimate | None]
+
+
+def _band(value: float, pct: float) -> tuple[float, float]:
+    return max(0.0, value * (1 - pct / 100)), value * (1 + pct / 100)
+
+
+def _tdp_power(hardware: Hardware) -> tuple[float | None, PowerBasis | None]:
+    if hardware.spec is not None and hardware.spec.tdp_w:
+        return hardware.spec.tdp_w, PowerBasis.tdp
+    return None, None
+
+
+def _batch_time_ms(config: Config, throughput: float) -> float:
+    return config.batch_size / throughput * 1000
+
+
+def _source_words(source: str) -> str:
+    return "the lab" if source == LAB else source
+
+
+def measured(hardware: Hardware, config: Config, evidence: Evidence) -> Estimate | None:
+    same = [
+        p
+        for p in evidence.own(hardware, config.source)
+        if p.runtime == config.runtime
+        and p.precision == config.precision
+        and (p.batch_size == config.batch_size or config.source != LAB)
+        and p.threads == config.threads
+    ]
+    if not same:
+        return None
+    throughput = statistics.median(p.throughput for p in same)
+    ci = max([p.ci_pct for p in same if p.ci_pct is not None] or [MEASURED_FLOOR_PCT])
+    spread = (max(p.throughput for p in same) - min(p.throughput for p in same)) / 2 / throughput * 100
+    error_pct = max(ci, spread, MEASURED_FLOOR_PCT)
+    powers = [p.power_w for p in same if p.power_w is not None]
+    power, basis = (statistics.median(powers), PowerBasis.measured) if powers else _tdp_power(hardware)
+    latencies = [p.latency_p99_ms for p in same if p.latency_p99_ms is not None]
+    latency = statistics.median(latencies) if latencies else _batch_time_ms(config, throughput)
+    low, high = _band(throughput, error_pct)
+    systems = sum(p.systems for p in same)
+    if config.source == LAB:
+        where = same[0].hardware.label if len(same) == 1 else f"{len(same)} lab devices of this part (median)"
+        iterations = sum(p.iterations or 0 for p in same)
+        why = f"measured on {where}: {iterations} timed iterations, 95% CI ±{error_pct:.1f}%"
+    else:
+        why = f"published by {config.source} at batch {same[0].batch_size}" + (
+            f", median of {systems} systems (spread ±{error_pct:.1f}%)" if systems > 1 else ""
+        )
+    return Estimate(
+        kind=EstimateKind.measured,
+        source=config.source,
+        throughput_samples_per_s=throughput,
+        throughput_low=low,
+        throughput_high=high,
+        error_pct=error_pct,
+        latency_p99_ms=latency,
+        power_w=power,
+        power_basis=basis,
+        explanation=why + ("" if basis is PowerBasis.measured else "; power is the board TDP (not measured)"),
+    )
+
+
+def interpolated(hardware: Hardware, config: Config, evidence: Evidence) -> Estimate | None:
+    if config.source != LAB:
+        return None
+    own = [p for p in evidence.own(hardware, LAB) if p.runtime == config.runtime and p.precision == config.precision]
+    along_batch = [p for p in own if p.threads == config.threads]
+    along_threads = [p for p in own if p.batch_size == config.batch_size and p.threads is not None]
+    for axis, curve, x in (
+        ("batch", along_batch, config.batch_size),
+        ("threads", along_threads, config.threads),
+    ):
+        if x is None or len({p.hardware.key for p in curve}) != 1:
+            continue
+        at = interpolate([(_x(p, axis), p.throughput) for p in curve], x, monotone=axis == "batch")
+        if at is None:
+            continue
+        neighbours = [p for p in curve if _x(p, axis) in (at.low_x, at.high_x)]
+        ci = max([p.ci_pct for p in neighbours if p.ci_pct is not None] or [0.0])
+        error_pct = max(MIN_INTERPOLATED_PCT, ci, GAP_SHARE * at.gap_pct)
+        powered = [(_x(p, axis), p.power_w) for p in curve if p.power_w is not None]
+        power_at = interpolate(powered, x, monotone=False) if len(powered) == len(curve) else None
+        power, basis = (power_at.value, PowerBasis.measured) if power_at else _tdp_power(hardware)
+        tails = [p.latency_p99_ms / _batch_time_ms(config_at(p), p.throughput) for p in neighbours if p.latency_p99_ms]
+        latency = _batch_time_ms(config, at.value) * (max(tails) if tails else 1.0)
+        low, high = _band(at.value, error_pct)
+        return Estimate(
+            kind=EstimateKind.interpolated,
+            source=LAB,
+            throughput_samples_per_s=at.value,
+            throughput_low=low,
+            throughput_high=high,
+            error_pct=error_pct,
+            latency_p99_ms=latency,
+            power_w=power,
+            power_basis=basis,
+            explanation=(
+                f"interpolated on {curve[0].hardware.label} between {axis} {at.low_x:g} and {at.high_x:g} "
+                f"(measured {at.low_value:,.1f} and {at.high_value:,.1f}/s)"
+            ),
+        )
+    return None
+
+
+def config_at(point: Point) -> Config:
+    return Config(point.runtime, point.precision, point.batch_size, point.threads, point.source)
+
+
+def _x(point: Point, axis: str) -> float:
+    return float(point.batch_size if axis == "batch" else point.threads or 0)
+
+
+def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[Point]:
+    """One point per other part that ran this config: CPUs at the most threads they measured."""
+    by_part: dict[str, list[Point]] = {}
+    for p in evidence.points:
+        if (
+            p.source != config.source
+            or p.hardware.spec is None
+            or (hardware.spec is not None and p.hardware.spec.id == hardware.spec.id)
+            or p.hardware.ref.kind != hardware.ref.kind
+            # no transfer across vendors: their software stacks (CUDA/ROCm, oneDNN/ZenDNN) differ
+            or (hardware.spec is not None and p.hardware.spec.vendor != hardware.spec.vendor)
+            or p.runtime != config.runtime
+            or p.precision != config.precision
+        ):
+            continue
+        if config.source == LAB and p.batch_size != config.batch_size:
+            continue
+        by_part.setdefault(p.hardware.spec.id, []).append(p)
+    chosen = []
+    for points in by_part.values():
+        if hardware.ref.kind is DeviceKind.cpu:
+            most = max((p.threads or 0) for p in points)
+            points = [p for p in points if (p.threads or 0) == most]
+        elif config.source == LAB:
+            points = [p for p in points if p.threads == config.threads]
+        if points:
+            chosen.append(sorted(points, key=lambda p: p.throughput)[len(points) // 2])
+    return chosen
+
+
+def predicted(hardware: Hardware, config: Config, evidence: Evidence) -> Estimate | None:
+    if hardware.spec is None:
+        return None
+    refs = _references(hardware, config, evidence)
+    result = transfer(
+        [Reference(p.hardware.label, p.hardware.spec, p.precision, p.throughput) for p in refs if p.hardware.spec],
+        hardware.spec,
+        config.precision,
+    )
+    if result is None:
+        return None
+    throughput = result.throughput
+    ratios = [
+        p.power_w / p.hardware.spec.tdp_w for p in refs if p.power_w and p.hardware.spec and p.hardware.spec.tdp_w
+    ]
+    if ratios and hardware.spec.tdp_w:
+        power: float | None = hardware.spec.tdp_w * min(1.0, statistics.median(ratios))
+        basis: PowerBasis | None = PowerBasis.transferred
+    else:
+        power, basis = _tdp_power(hardware)
+    tails = [p.latency_p99_ms / _batch_time_ms(config_at(p), p.throughput) for p in refs if p.latency_p99_ms]
+    batch = config.batch_size
+    latency = batch / throughput * 1000 * (statistics.median(tails) if tails else 1.0)
+    names = ", ".join(sorted({p.hardware.spec.name for p in refs if p.hardware.spec}))
+    split = ", ".join(f"{term} {share:.0%}" for term, share in result.split.items() if share >= 0.005)
+    how = "split learned from" if result.learned else "ridge-point split (too few to learn it) from"
+    power_words = (
+        {
+            PowerBasis.transferred: "power is its TDP times the share of TDP the references drew",
+            PowerBasis.tdp: "power is the board TDP (nothing measured it)",
+        }.get(basis, "power unknown")
+        if basis
+        else "power unknown: the catalog has no TDP"
+    )
+    low, high = _band(throughput, result.error_pct)
+    return Estimate(
+        kind=EstimateKind.predicted,
+        source=config.source,
+        throughput_samples_per_s=throughput,
+        throughput_low=low,
+        throughput_high=high,
+        error_pct=result.error_pct,
+        latency_p99_ms=latency,
+        power_w=power,
+        power_basis=basis,
+        references=sorted({p.hardware.label for p in refs}),
+        explanation=(
+            f"predicted by roofline scaling ({split}) with the {how} {len(refs)} part(s) "
+            f"{_source_words(config.source)} measured: {names}; leave-one-out error ±{result.error_pct:.0f}%; "
+            + power_words
+        ),
+    )
+
+
+# The order is the rule: measured before interpolated before predicted.
+ESTIMATORS: Sequence[tuple[str, Estimator]] = (
+    ("measured", measured),
+    ("interpolated", interpolated),
+    ("predicted", predicted),
+)
+
+
+def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Estimate | None:
+    for _name, estimator in ESTIMATORS:
+        found = estimator(hardware, config, evidence)
+        if found is not None:
+            return found
+    return None

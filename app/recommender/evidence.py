@@ -1,0 +1,164 @@
+"""What is known about a workload: the lab's measurements, published results, and the hardware they ran on.
+
+A *point* is one measured config on one piece of hardware, per device. The lab's points are the
+latest ok result of each config on each machine's device; published points keep their
+``public:...`` source and are never merged with the lab's.
+"""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.catalog import CatalogHardware
+from app.catalog import public as public_results
+from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, ResultStatus
+from app.db.models import DeviceRow, Machine, ResultRow, Run
+
+LAB = "lab"
+
+
+@dataclass(frozen=True, slots=True)
+class Hardware:
+    """A candidate's hardware: a device of a lab machine, or a catalog part."""
+
+    key: str
+    ref: HardwareRef
+    spec: CatalogHardware | None
+
+    @property
+    def label(self) -> str:
+        if self.ref.owned:
+            return f"{self.ref.name} on {self.ref.machine_name} ({self.ref.device})"
+        return self.ref.name
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    hardware: Hardware
+    source: str
+    runtime: str
+    precision: Precision
+    batch_size: int
+    threads: int | None
+    throughput: float
+    latency_p50_ms: float | None = None
+    latency_p99_ms: float | None = None
+    ci_pct: float | None = None
+    power_w: float | None = None
+    iterations: int | None = None
+    systems: int = 1
+
+
+def owned_hardware(session: Session, catalog: dict[str, CatalogHardware]) -> list[Hardware]:
+    """Every device of every machine that is not retired."""
+    rows = session.execute(
+        select(DeviceRow, Machine.hostname)
+        .join(Machine, Machine.id == DeviceRow.machine_id)
+        .where(Machine.retired_at.is_(None))
+        .order_by(Machine.hostname, DeviceRow.device_id)
+    )
+    return [_owned(device, hostname, catalog) for device, hostname in rows]
+
+
+def _owned(device: DeviceRow, hostname: str, catalog: dict[str, CatalogHardware]) -> Hardware:
+    spec = catalog.get(device.catalog_id) if device.catalog_id else None
+    ref = HardwareRef(
+        name=spec.name if spec else device.name,
+        kind=DeviceKind(device.kind),
+        owned=True,
+        catalog_id=device.catalog_id,
+        machine_id=device.machine_id,
+        machine_name=hostname,
+        device=device.device_id,
+    )
+    return Hardware(f"machine:{device.machine_id}/{device.device_id}", ref, spec)
+
+
+def catalog_hardware(entry: CatalogHardware) -> Hardware:
+    kind = DeviceKind.cpu if entry.kind == "cpu" else DeviceKind.cuda
+    ref = HardwareRef(name=entry.name, kind=kind, owned=False, catalog_id=entry.id)
+    return Hardware(f"catalog:{entry.id}", ref, entry)
+
+
+def lab_points(session: Session, workload: str, owned: list[Hardware]) -> list[Point]:
+    """The latest ok result of each config on each owned device."""
+    by_key = {h.key: h for h in owned}
+    rows = session.execute(
+        select(ResultRow)
+        .join(Run, Run.id == ResultRow.run_id)
+        .where(ResultRow.workload == workload, ResultRow.status == ResultStatus.ok.value)
+        .order_by(Run.finished_at, ResultRow.id)
+    ).scalars()
+    latest: dict[tuple[str, str, str, int, int | None], Point] = {}
+    for row in rows:
+        hardware = by_key.get(f"machine:{row.machine_id}/{row.device}")
+        if hardware is None or not row.throughput_samples_per_s:
+            continue
+        point = Point(
+            hardware=hardware,
+            source=LAB,
+            runtime=row.runtime,
+            precision=Precision(row.precision),
+            batch_size=row.batch_size,
+            threads=row.threads,
+            throughput=row.throughput_samples_per_s,
+            latency_p50_ms=row.latency_p50_ms,
+            latency_p99_ms=row.latency_p99_ms,
+            ci_pct=_ci_pct(row),
+            power_w=row.mean_power_w if row.power_source in (PowerSource.nvml, PowerSource.rapl) else None,
+            iterations=row.iterations,
+        )
+        latest[(hardware.key, row.runtime, row.precision, row.batch_size, row.threads)] = point
+    return list(latest.values())
+
+
+def _ci_pct(row: ResultRow) -> float | None:
+    low, high, mid = row.latency_ci95_low_ms, row.latency_ci95_high_ms, row.latency_p50_ms
+    if low is None or high is None or not mid:
+        return None
+    return (high - low) / 2 / mid * 100
+
+
+def public_points(session: Session, workload: str, catalog: dict[str, CatalogHardware]) -> list[Point]:
+    """Published results per device, one point per source, hardware and config (the median of systems)."""
+    groups: dict[tuple[str, str, str, str], list[tuple[float, int, float | None, float | None]]] = defaultdict(list)
+    for r in public_results.all_results(session, workload=workload):
+        if r.hardware_id not in catalog:
+            continue
+        per_device_power = r.mean_power_w / r.devices if r.mean_power_w else None
+        groups[(r.source, r.hardware_id, r.runtime, r.precision.value)].append(
+            (r.throughput_samples_per_s / r.devices, r.batch_size, r.latency_p99_ms, per_device_power)
+        )
+    points = []
+    for (source, hardware_id, runtime, precision), values in groups.items():
+        throughputs = [v[0] for v in values]
+        latencies = [v[2] for v in values if v[2] is not None]
+        powers = [v[3] for v in values if v[3] is not None]
+        middle = sorted(values, key=lambda v: v[0])[len(values) // 2]
+        spread = (max(throughputs) - min(throughputs)) / 2 / statistics.median(throughputs) * 100
+        points.append(
+            Point(
+                hardware=catalog_hardware(catalog[hardware_id]),
+                source=source,
+                runtime=runtime,
+                precision=Precision(precision),
+                batch_size=middle[1],
+                threads=None,
+                throughput=statistics.median(throughputs),
+                latency_p99_ms=statistics.median(latencies) if latencies else None,
+                ci_pct=spread if len(values) > 1 else None,
+                power_w=statistics.median(powers) if powers else None,
+                systems=len(values),
+            )
+        )
+    return points
+
+
+def machine_device(owned: list[Hardware], machine_id: uuid.UUID, device: str) -> Hardware | None:
+    return next((h for h in owned if h.ref.machine_id == machine_id and h.ref.device == device), None)

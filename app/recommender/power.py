@@ -1,0 +1,50 @@
+"""A GPU over the power budget may run power-capped: NVML sets a limit anywhere in its allowed range.
+
+Throughput under a cap follows dynamic power ~ f * V^2 with V rising with f, so roughly power ~ f^3
+and throughput ~ f: throughput x (cap / draw)^(1/3) when the clocks alone give way. Static power and
+memory-bound phases make the real loss smaller or larger; we use the steeper square root, so a capped
+offer is conservative, and widen its band. It is a prediction, labelled so, never a measurement.
+"""
+
+from __future__ import annotations
+
+from app.contracts import DeviceKind, Estimate, EstimateKind, PowerBasis
+from app.recommender.evidence import Hardware
+
+CAP_EXPONENT = 0.5
+CAP_EXTRA_ERROR_PCT = 15.0
+
+
+def power_range(hardware: Hardware) -> tuple[float, float] | None:
+    spec = hardware.spec
+    if hardware.ref.kind is not DeviceKind.cuda or spec is None or not spec.power_limit_min_w:
+        return None
+    return spec.power_limit_min_w, spec.power_limit_max_w or spec.tdp_w or spec.power_limit_min_w
+
+
+def capped(hardware: Hardware, estimate: Estimate, budget_w: float) -> Estimate | None:
+    """The estimate with the GPU capped at ``budget_w``; None if it cannot be capped that low."""
+    limits = power_range(hardware)
+    if limits is None or estimate.power_w is None or not limits[0] <= budget_w < estimate.power_w:
+        return None
+    factor = (budget_w / estimate.power_w) ** CAP_EXPONENT
+    throughput = estimate.throughput_samples_per_s * factor
+    error_pct = estimate.error_pct + CAP_EXTRA_ERROR_PCT
+    return Estimate(
+        kind=EstimateKind.predicted,
+        source=estimate.source,
+        throughput_samples_per_s=throughput,
+        throughput_low=max(0.0, throughput * (1 - error_pct / 100)),
+        throughput_high=throughput * (1 + error_pct / 100),
+        error_pct=error_pct,
+        latency_p99_ms=estimate.latency_p99_ms / factor if estimate.latency_p99_ms else None,
+        power_w=budget_w,
+        power_basis=PowerBasis.capped,
+        power_cap_w=budget_w,
+        references=estimate.references,
+        explanation=(
+            f"power-capped at {budget_w:.0f} W (allowed {limits[0]:.0f}-{limits[1]:.0f} W) from "
+            f"{estimate.power_w:.0f} W: throughput x{factor:.2f} by the DVFS model; uncapped it is "
+            + estimate.explanation
+        ),
+    )
