@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 
 from app import __version__
 from app.config import get_settings
-from app.contracts import MachineStatus, TokenKind
+from app.contracts import MachineStatus, Objective, Precision, Task, TokenKind
 from app.errors import HwadvisorError
 
 cli = typer.Typer(
@@ -388,6 +388,119 @@ def agent_run(
     if quiet_check is not None:
         settings.quiet_check = quiet_check
     run_agent(settings, once=once, fixed_iterations=iterations)
+
+
+catalog_cli = typer.Typer(no_args_is_help=True, help="The hardware catalog: specs, prices, the lab's overrides.")
+cli.add_typer(catalog_cli, name="catalog")
+
+
+@cli.command()
+def recommend(
+    workload: Annotated[str, typer.Argument(help="A zoo workload (resnet50, bert_base, ...) or a published one.")],
+    task: Annotated[Task, typer.Option(help="infer or train.")] = Task.infer,
+    objective: Annotated[Objective, typer.Option(help="What to rank by.")] = Objective.throughput,
+    batch: Annotated[
+        int | None, typer.Option(min=1, help="Fixed batch size; unset, every batch is a candidate.")
+    ] = None,
+    power_budget: Annotated[float | None, typer.Option(min=1, help="Watts per device.")] = None,
+    system_budget: Annotated[float | None, typer.Option(min=1, help="Watts for all --devices together.")] = None,
+    devices: Annotated[int, typer.Option(min=1, help="Devices in the system.")] = 1,
+    slo_ms: Annotated[float | None, typer.Option(min=0.001, help="p99 latency SLO in ms.")] = None,
+    min_throughput: Annotated[float | None, typer.Option(min=0.001, help="Samples/s the system must reach.")] = None,
+    max_price: Annotated[float | None, typer.Option(min=1, help="USD for all devices.")] = None,
+    precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
+    runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
+    catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Recommendation as JSON.")] = False,
+) -> None:
+    """Rank hardware x runtime x precision x batch for a workload under a power budget."""
+    from pydantic import ValidationError
+
+    from app.contracts import WorkloadSpec
+    from app.db.engine import Database
+    from app.db.migrate import upgrade
+    from app.recommender import recommend as ask
+    from app.recommender.table import render
+
+    try:
+        spec = WorkloadSpec.model_validate(
+            {
+                "workload": workload,
+                "task": task,
+                "objective": objective,
+                "batch_size": batch,
+                "scope": "catalog" if catalog else "owned",
+                "limit": limit,
+                "constraints": {
+                    "power_budget_w": power_budget,
+                    "system_power_budget_w": system_budget,
+                    "device_count": devices,
+                    "latency_p99_slo_ms": slo_ms,
+                    "min_throughput_samples_per_s": min_throughput,
+                    "max_price_usd": max_price,
+                    "precisions": precision or None,
+                    "runtimes": runtime or None,
+                },
+            }
+        )
+    except ValidationError as exc:
+        raise typer.BadParameter(str(exc.errors()[0]["msg"])) from exc
+    url = _database_url()
+    upgrade(url)
+    with Database(url).reading() as session:
+        answer = ask(session, spec)
+    typer.echo(answer.model_dump_json(indent=1) if as_json else render(answer))
+
+
+@cli.command("import")
+def import_public(
+    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="CSV with PublicResult's columns.")],
+    source: Annotated[str | None, typer.Option(help="public:<name>, for rows without a source column.")] = None,
+) -> None:
+    """Import published results (a CSV) as their own source, apart from the lab's measurements."""
+    from app.catalog import public
+    from app.db.engine import Database
+    from app.db.migrate import upgrade
+
+    rows = public.parse_csv(path.read_text(encoding="utf-8"), source=source)
+    url = _database_url()
+    upgrade(url)
+    with Database(url).writing() as session:
+        count = public.store(session, rows)
+    typer.echo(f"imported {count} results from {path} ({', '.join(sorted({r.source for r in rows}))})")
+
+
+@catalog_cli.command("list")
+def catalog_list(kind: Annotated[str | None, typer.Option(help="gpu or cpu")] = None) -> None:
+    """The catalog as the recommender sees it (the lab's overrides applied)."""
+    from app.catalog import store
+    from app.db.engine import Database
+
+    with Database(_database_url()).reading() as session:
+        for e in store.entries(session).values():
+            if kind is None or e.kind == kind:
+                price = f"${e.price_usd:,.0f}" if e.price_usd else "-"
+                typer.echo(f"{e.id:<26} {e.name:<36} {e.tdp_w or '-':>6} W  {price}")
+
+
+@catalog_cli.command("set")
+def catalog_set(
+    catalog_id: str,
+    field: Annotated[list[str], typer.Argument(help="FIELD=VALUE, e.g. price_usd=28000")],
+) -> None:
+    """Override fields of an entry (your own price quote), or add an entry (kind=, vendor=, name= needed)."""
+    from app.catalog import store
+    from app.contracts import CatalogPatch
+    from app.db.engine import Database
+
+    values = dict(f.split("=", 1) for f in field if "=" in f)
+    if len(values) != len(field):
+        raise typer.BadParameter("give each field as FIELD=VALUE")
+    patch = CatalogPatch.model_validate(values, strict=False)
+    with Database(_database_url()).writing() as session:
+        entry = store.apply(session, catalog_id, patch)
+    typer.echo(entry.model_dump_json(indent=1))
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from app.contracts import (
     DeviceKind,
     Estimate,
     EstimateKind,
+    PowerBasis,
     Precision,
     PredictionRequest,
     Recommendation,
@@ -37,6 +38,11 @@ from app.recommender.objectives import Scored, objectives, pareto
 from app.recommender.power import capped
 from app.recommender.roofline import roofline_estimate
 
+_POWER_WORDS = {
+    PowerBasis.tdp: "its TDP; nothing measured it",
+    PowerBasis.transferred: "its TDP times the share the references drew",
+    PowerBasis.capped: "its power cap",
+}
 KIND_ORDER = {EstimateKind.measured: 2, EstimateKind.interpolated: 1, EstimateKind.predicted: 0}
 SECONDS_PER_YEAR = 365.25 * 86400
 MAX_REJECTED = 200
@@ -185,11 +191,14 @@ def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[st
                 f"(set tdp_w: PUT /api/v1/catalog/{catalog_id})"
             )
         else:
+            words = _POWER_WORDS.get(e.power_basis) if e.power_basis is not None else None
+            basis = f" ({words})" if words else ""
             if c.power_budget_w is not None and e.power_w > c.power_budget_w:
-                reasons.append(f"{name} draws {e.power_w:,.0f} W {at}, budget {c.power_budget_w:,.0f} W")
+                reasons.append(f"{name} draws {e.power_w:,.0f} W {at}{basis}, budget {c.power_budget_w:,.0f} W")
             if c.system_power_budget_w is not None and e.power_w * n > c.system_power_budget_w:
                 reasons.append(
-                    f"{n} x {name} draw {e.power_w * n:,.0f} W {at}, system budget {c.system_power_budget_w:,.0f} W"
+                    f"{n} x {name} draw {e.power_w * n:,.0f} W {at}{basis}, "
+                    f"system budget {c.system_power_budget_w:,.0f} W"
                 )
     if c.latency_p99_slo_ms is not None:
         if e.latency_p99_ms is None:
@@ -240,7 +249,7 @@ def _rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recomm
         reasons = _reasons(spec, option, price)
         if reasons:
             rejected.append(_rejection(option, reasons))
-            power_only = all(" W " in r and "draw" in r for r in reasons)
+            power_only = all(" budget " in r and " draw" in r for r in reasons)
             if budget is not None and power_only:
                 lower = capped(option.hardware, option.estimate, budget)
                 if lower is not None:

@@ -18,7 +18,7 @@ from app.db.engine import Database
 from app.server import errors
 from app.server.limits import BodySizeLimit
 from app.server.observability import Metrics, RequestContext, configure_logging
-from app.server.routes import agents, health, jobs, machines, results, runs
+from app.server.routes import agents, catalog, health, jobs, machines, recommend, results, runs
 from app.server.routes import tokens as token_routes
 
 log = logging.getLogger("hwadvisor.server")
@@ -32,7 +32,7 @@ def _operation_id(route: APIRoute) -> str:
 
 def api_router() -> APIRouter:
     router = APIRouter(prefix=API_PREFIX)
-    for module in (agents, runs, jobs, machines, results, token_routes):
+    for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend):
         router.include_router(module.router)
     return router
 

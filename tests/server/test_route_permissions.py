@@ -36,6 +36,15 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("POST", "/api/v1/tokens"): {ADMIN},
     ("GET", "/api/v1/tokens"): {ADMIN},
     ("DELETE", "/api/v1/tokens/{token_id}"): {ADMIN},
+    ("POST", "/api/v1/recommendations"): READERS,
+    ("POST", "/api/v1/predictions"): READERS,
+    ("GET", "/api/v1/catalog"): READERS,
+    ("GET", "/api/v1/catalog/{catalog_id}"): READERS,
+    ("PUT", "/api/v1/catalog/{catalog_id}"): {ADMIN},
+    ("DELETE", "/api/v1/catalog/{catalog_id}/overrides"): {ADMIN},
+    ("GET", "/api/v1/public-results"): READERS,
+    ("POST", "/api/v1/public-results"): {ADMIN},
+    ("DELETE", "/api/v1/public-results"): {ADMIN},
 }
 
 
@@ -60,7 +69,13 @@ def test_only_the_allowed_callers_get_past_authorisation(api: Api, method: str, 
         ENROLLMENT: api.token("enrollment"),
         ANYONE: None,
     }
-    url = path.format(job_id=uuid.uuid4(), run_id=uuid.uuid4(), machine_id=uuid.uuid4(), token_id="0" * 12)
+    url = path.format(
+        job_id=uuid.uuid4(),
+        run_id=uuid.uuid4(),
+        machine_id=uuid.uuid4(),
+        token_id="0" * 12,
+        catalog_id="h100-sxm5-80gb",
+    )
     allowed = RULES[(method, path)]
     for caller, token in callers.items():
         headers = api.bearer(token) if token else {}

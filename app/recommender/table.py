@@ -1,0 +1,55 @@
+"""A Recommendation as text for a terminal: the ranked table, the rejected with reasons, the notes."""
+
+from __future__ import annotations
+
+from app.contracts import Candidate, EstimateKind, Recommendation
+
+KIND_MARK = {
+    EstimateKind.measured: "measured",
+    EstimateKind.interpolated: "interp.",
+    EstimateKind.predicted: "predicted",
+}
+
+
+def _where(c: Candidate) -> str:
+    return f"{c.hardware.machine_name} {c.hardware.device}" if c.hardware.owned else "catalog"
+
+
+def _number(value: float | None, fmt: str = ",.1f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def render(answer: Recommendation, *, rejected: int = 10) -> str:
+    lines = []
+    header = (
+        f"{'#':>3} {'hardware':<32} {'where':<22} {'runtime':<16} {'prec':<5} {'batch':>6} {'thr':>4} "
+        f"{'samples/s':>12} {'±%':>4} {'p99 ms':>8} {'W':>6} {'per W':>7} {'$/M':>8} {'estimate':<9} src"
+    )
+    lines.append(header)
+    lines.append("-" * len(header))
+    for c in answer.candidates:
+        e = c.estimate
+        power = _number(e.power_w, ",.0f") + ("*" if e.power_basis and e.power_basis.value != "measured" else "")
+        lines.append(
+            f"{c.rank:>3} {c.hardware.name[:32]:<32} {_where(c)[:22]:<22} {c.runtime[:16]:<16} {c.precision.value:<5} "
+            f"{c.batch_size:>6} {c.threads or '-':>4} {e.throughput_samples_per_s:>12,.1f} {e.error_pct:>4.0f} "
+            f"{_number(e.latency_p99_ms):>8} {power:>6} {_number(c.throughput_per_w, ',.2f'):>7} "
+            f"{_number(c.cost_per_million_samples_usd, ',.2f'):>8} {KIND_MARK[e.kind]:<9} {e.source}"
+            + ("  pareto" if c.pareto else "")
+        )
+    if not answer.candidates:
+        lines.append("(no candidate meets the constraints)")
+    lines.append("* power not measured: TDP, a TDP share, or a cap (see each explanation with --json)")
+    if answer.candidates:
+        lines.append(f"best: {answer.candidates[0].estimate.explanation}")
+    if answer.rejected:
+        lines.append(f"\nrejected ({len(answer.rejected)}):")
+        for r in answer.rejected[:rejected]:
+            lines.append(
+                f"  {r.hardware.name} {r.runtime} {r.precision.value} batch {r.batch_size}: {'; '.join(r.reasons)}"
+            )
+        if len(answer.rejected) > rejected:
+            lines.append(f"  ... and {len(answer.rejected) - rejected} more (--json lists all)")
+    for note in answer.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

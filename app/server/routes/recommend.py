@@ -1,0 +1,26 @@
+"""Ask the recommender: a ranked answer for a WorkloadSpec, or one estimate for one config."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.contracts import Estimate, PredictionRequest, Recommendation, WorkloadSpec
+from app.recommender import predict, recommend
+from app.server.deps import DatabaseDep, Reader
+
+router = APIRouter(tags=["recommender"])
+
+
+@router.post("/recommendations")
+def post_recommendation(spec: WorkloadSpec, _reader: Reader, db: DatabaseDep) -> Recommendation:
+    """Every hardware x runtime x precision x batch for the workload: ranked by the objective, the
+    Pareto front of throughput vs power marked, the rejected ones with their reasons."""
+    with db.reading() as session:
+        return recommend(session, spec)
+
+
+@router.post("/predictions")
+def post_prediction(request: PredictionRequest, _reader: Reader, db: DatabaseDep) -> Estimate:
+    """One hardware (catalog_id, or machine_id and device) and one config: measured, interpolated or predicted."""
+    with db.reading() as session:
+        return predict(session, request)
