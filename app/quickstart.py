@@ -24,12 +24,14 @@ from app.bench.report import render_results
 from app.bench.runner import run_report, run_suite
 from app.bench.suites import load_suite
 from app.config import Settings
-from app.contracts import MachineSpec, MachineStatus, Result, ResultStatus, RunReport, TokenKind
+from app.contracts import MachineSpec, MachineStatus, RunReport, Scope, TokenKind, WorkloadSpec
 from app.db import machines, migrate, tokens
 from app.db.engine import Database
 from app.errors import ConfigError, HwadvisorError
 from app.probes import probe_machine
 from app.probes.report import render_spec
+from app.recommender import recommend
+from app.recommender.table import render
 
 STARTUP_TIMEOUT_S = 60
 
@@ -75,22 +77,17 @@ def measure_quick(spec: MachineSpec, echo: Callable[[str], None]) -> RunReport:
     return run_report(suite, spec, run_suite(suite, spec, progress=progress), started_at=started)
 
 
-def best_measured(results: list[Result]) -> str:
-    """Per model workload, the fastest runtime/precision measured here (the recommender proper ranks
-    across hardware and budgets; this is what this one machine says)."""
-    best: dict[str, Result] = {}
-    for r in results:
-        if r.status is ResultStatus.ok and "/" in r.workload and r.throughput_samples_per_s:
-            key = f"{r.workload} batch {r.batch_size}"
-            if key not in best or r.throughput_samples_per_s > (best[key].throughput_samples_per_s or 0):
-                best[key] = r
-    lines = ["fastest measured on this machine:"]
-    for key, r in sorted(best.items()):
-        lines.append(
-            f"  {key:<28} {r.runtime} {r.precision.value} on {r.device}: "
-            f"{r.throughput_samples_per_s:,.1f}/s, p99 {r.latency_p99_ms:,.1f} ms"
-        )
-    return "\n".join(lines)
+def first_recommendation(db: Database, workload: str = "resnet50") -> str:
+    """What the recommender says now: this machine's configs ranked, then catalog hardware beside
+    them (the answers of `hwadvisor recommend resnet50` and `... --catalog`)."""
+    parts = []
+    for scope, command in ((Scope.owned, ""), (Scope.catalog, " --catalog")):
+        spec = WorkloadSpec(workload=workload, scope=scope, limit=5)
+        with db.reading() as session:
+            answer = recommend(session, spec)
+        parts.append(f"\nrecommended for {spec.workload_name} (hwadvisor recommend {workload}{command}):")
+        parts.append(render(answer, rejected=3))
+    return "\n".join(parts) + "\nbudgets, SLOs, objectives: hwadvisor recommend --help"
 
 
 def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None], serve: bool = True) -> None:
@@ -121,7 +118,7 @@ def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None],
             stored, _created = agent.upload_run(report)
         echo(f"uploaded run {stored.run_id}: {stored.result_count} results")
         echo(render_results(report.results))
-        echo(best_measured(report.results))
+        echo(first_recommendation(db))
         echo(f"API and its docs: {base_url}/docs")
         if serve:
             echo("serving until Ctrl-C")

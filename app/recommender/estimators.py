@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.contracts import DeviceKind, Estimate, EstimateKind, PowerBasis, Precision
 from app.recommender.evidence import LAB, Hardware, Point
@@ -67,6 +67,14 @@ def _tdp_power(hardware: Hardware) -> tuple[float | None, PowerBasis | None]:
     return None, None
 
 
+def _power_words(basis: PowerBasis | None) -> str:
+    if basis is PowerBasis.measured:
+        return ""
+    if basis is PowerBasis.tdp:
+        return "; power is the board TDP (not measured)"
+    return "; power unknown: not measured, and no catalog entry with a TDP"
+
+
 def _batch_time_ms(config: Config, throughput: float) -> float:
     return config.batch_size / throughput * 1000
 
@@ -114,7 +122,7 @@ def measured(hardware: Hardware, config: Config, evidence: Evidence) -> Estimate
         latency_p99_ms=latency,
         power_w=power,
         power_basis=basis,
-        explanation=why + ("" if basis is PowerBasis.measured else "; power is the board TDP (not measured)"),
+        explanation=why + _power_words(basis),
     )
 
 
@@ -169,8 +177,9 @@ def _x(point: Point, axis: str) -> float:
 
 
 def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[Point]:
-    """One point per other part that ran this config: CPUs at the most threads they measured."""
-    by_part: dict[str, list[Point]] = {}
+    """One point per other part of the same vendor and kind that ran this runtime and precision: at
+    this batch, measured or read off its curve; CPUs at the most threads they measured."""
+    by_device: dict[str, list[Point]] = {}
     for p in evidence.points:
         if (
             p.source != config.source
@@ -183,19 +192,33 @@ def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[
             or p.precision != config.precision
         ):
             continue
-        if config.source == LAB and p.batch_size != config.batch_size:
-            continue
-        by_part.setdefault(p.hardware.spec.id, []).append(p)
-    chosen = []
-    for points in by_part.values():
+        by_device.setdefault(p.hardware.key, []).append(p)
+    by_part: dict[str, list[Point]] = {}
+    for points in by_device.values():
         if hardware.ref.kind is DeviceKind.cpu:
             most = max((p.threads or 0) for p in points)
             points = [p for p in points if (p.threads or 0) == most]
         elif config.source == LAB:
             points = [p for p in points if p.threads == config.threads]
-        if points:
-            chosen.append(sorted(points, key=lambda p: p.throughput)[len(points) // 2])
-    return chosen
+        at = _at_batch(points, config.batch_size) if config.source == LAB else points[0] if points else None
+        if at is not None and at.hardware.spec is not None:
+            by_part.setdefault(at.hardware.spec.id, []).append(at)
+    return [sorted(points, key=lambda p: p.throughput)[len(points) // 2] for points in by_part.values()]
+
+
+def _at_batch(curve: list[Point], batch: int) -> Point | None:
+    """The device's point at ``batch``: measured, or interpolated along its batch curve."""
+    exact = [p for p in curve if p.batch_size == batch]
+    if exact:
+        return exact[0]
+    at = interpolate([(p.batch_size, p.throughput) for p in curve], batch)
+    if at is None:
+        return None
+    powered = [(p.batch_size, p.power_w) for p in curve if p.power_w is not None]
+    power = interpolate(powered, batch, monotone=False) if len(powered) == len(curve) else None
+    return replace(
+        curve[0], batch_size=batch, throughput=at.value, power_w=power.value if power else None, latency_p99_ms=None
+    )
 
 
 def predicted(hardware: Hardware, config: Config, evidence: Evidence) -> Estimate | None:

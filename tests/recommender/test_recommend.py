@@ -1,0 +1,236 @@
+"""The recommender on a hand-made lab whose right answers are worked out by hand, through the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.recommender.power import CAP_EXPONENT
+from tests.factories import Api
+from tests.recommender.lab import build, cpu_run
+
+
+def ask(api: Api, **spec: Any) -> dict[str, Any]:
+    body = {"workload": "resnet50", "task": "infer", **spec}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def row(c: dict[str, Any]) -> tuple[Any, ...]:
+    return (c["hardware"]["machine_name"], c["precision"], c["batch_size"], c["estimate"]["kind"])
+
+
+def test_the_ranking_under_a_power_budget_is_the_one_worked_out_by_hand(api: Api) -> None:
+    build(api)
+    answer = ask(api, batch_size=64, constraints={"power_budget_w": 400, "precisions": ["bf16"]})
+    ranked = [row(c) for c in answer["candidates"]]
+    assert ranked == [
+        ("node-h100", "bf16", 64, "predicted"),  # capped at 400 W: 8000 x (400/610)^0.5 = 6478/s
+        ("node-a100", "bf16", 64, "measured"),  # 4500/s at 390 W
+        ("node-a100-slow", "bf16", 64, "measured"),  # 4000/s at 395 W
+        ("node-l4", "bf16", 64, "measured"),  # 900/s at 72 W
+    ]
+    capped = answer["candidates"][0]["estimate"]
+    assert capped["throughput_samples_per_s"] == pytest.approx(8000 * (400 / 610) ** CAP_EXPONENT)
+    assert capped["power_basis"] == "capped" and capped["power_w"] == 400
+    assert [c["pareto"] for c in answer["candidates"]] == [True, True, False, True]
+    (rejected,) = answer["rejected"]
+    assert rejected["estimate"]["kind"] == "measured"
+    assert rejected["reasons"] == ["NVIDIA H100 SXM5 80GB draws 610 W at batch 64, budget 400 W"]
+
+
+def test_other_objectives_reorder_the_same_candidates(api: Api) -> None:
+    build(api)
+    spec = {"batch_size": 64, "constraints": {"power_budget_w": 700, "precisions": ["bf16"]}}
+    by_watt = ask(api, objective="throughput_per_watt", **spec)["candidates"]
+    per_w = [c["throughput_per_w"] for c in by_watt]
+    assert per_w == sorted(per_w, reverse=True)
+    assert by_watt[0]["hardware"]["machine_name"] == "node-h100"  # 8000/610 = 13.1/W beats 11.5, 12.5, 10.1
+    by_energy = ask(api, objective="energy_per_sample", **spec)["candidates"]
+    assert [row(c) for c in by_energy] == [row(c) for c in by_watt]
+    by_latency = ask(api, objective="latency", **spec)["candidates"]
+    latencies = [c["estimate"]["latency_p99_ms"] for c in by_latency]
+    assert latencies == sorted(latencies)
+
+
+def test_an_unmeasured_batch_between_two_measured_ones_is_interpolated(api: Api) -> None:
+    build(api)
+    answer = ask(api, batch_size=16, constraints={"precisions": ["bf16"]})
+    a100 = next(c for c in answer["candidates"] if c["hardware"]["machine_name"] == "node-a100")
+    assert a100["estimate"]["kind"] == "interpolated"
+    assert a100["estimate"]["throughput_samples_per_s"] == pytest.approx(2000 + (4 - 3) / (6 - 3) * 2500)
+    assert "between batch 8 and 64" in a100["estimate"]["explanation"]
+    # the L4 measured batch 64 only: no curve, so it is predicted from the other parts at batch 16
+    l4 = next(c for c in answer["candidates"] if c["hardware"]["machine_name"] == "node-l4")
+    assert l4["estimate"]["kind"] == "predicted" and l4["estimate"]["references"]
+
+
+def test_slo_and_minimum_throughput_reject_with_reasons(api: Api) -> None:
+    build(api)
+    answer = ask(
+        api,
+        constraints={"latency_p99_slo_ms": 10, "min_throughput_samples_per_s": 1000, "precisions": ["bf16"]},
+    )
+    assert answer["candidates"]
+    for c in answer["candidates"]:
+        assert c["estimate"]["latency_p99_ms"] <= 10
+        assert c["system_throughput_samples_per_s"] >= 1000
+    reasons = [r for rejected in answer["rejected"] for r in rejected["reasons"]]
+    assert any("over the 10 ms SLO" in r for r in reasons)
+    assert any("under the 1,000/s asked" in r for r in reasons)
+
+
+def test_a_system_budget_is_shared_between_its_devices(api: Api) -> None:
+    build(api)
+    answer = ask(
+        api, batch_size=64, constraints={"system_power_budget_w": 1600, "device_count": 4, "precisions": ["bf16"]}
+    )
+    for c in answer["candidates"]:
+        assert c["system_power_w"] <= 1600
+    assert any("4 x NVIDIA H100 SXM5 80GB draw 2,440 W" in r for x in answer["rejected"] for r in x["reasons"])
+
+
+def test_catalog_scope_adds_parts_nobody_owns_with_published_results_labelled(api: Api) -> None:
+    build(api)
+    answer = ask(api, task="train", scope="catalog", constraints={"precisions": ["fp16"]}, limit=1000)
+    sources = {c["estimate"]["source"] for c in answer["candidates"]}
+    assert sources == {"public:lambda-2024"}  # the lab measured no training
+    a100 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "a100-sxm4-80gb")
+    assert a100["estimate"]["kind"] == "measured" and a100["estimate"]["throughput_samples_per_s"] == 1582
+    h200 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb")
+    assert h200["estimate"]["kind"] == "predicted" and h200["estimate"]["error_pct"] >= 5
+    assert not any(c["hardware"]["catalog_id"] == "mi300x" for c in answer["candidates"])  # no cross-vendor transfer
+
+
+def test_lab_measurements_of_a_part_count_for_buying_more_of_it(api: Api) -> None:
+    build(api)
+    answer = ask(api, batch_size=64, scope="catalog", constraints={"precisions": ["bf16"]}, limit=1000)
+    a100_part = next(
+        c
+        for c in answer["candidates"]
+        if not c["hardware"]["owned"] and c["hardware"]["catalog_id"] == "a100-sxm4-80gb"
+    )
+    assert a100_part["estimate"]["kind"] == "measured"
+    assert a100_part["estimate"]["throughput_samples_per_s"] == pytest.approx(4250)  # median of the two A100s
+    h200 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb")
+    assert h200["estimate"]["kind"] == "predicted" and h200["estimate"]["source"] == "lab"
+    # power transferred from the references' measured share of their TDP
+    assert h200["estimate"]["power_basis"] == "transferred"
+
+
+def test_a_price_quote_through_the_catalog_changes_the_cost_ranking(api: Api) -> None:
+    build(api)
+    spec = {"batch_size": 64, "objective": "cost_per_million_samples", "constraints": {"precisions": ["bf16"]}}
+    before = ask(api, **spec)["candidates"]
+    assert before[0]["hardware"]["catalog_id"] != "h100-sxm5-80gb"
+    quote = api.client.put("/api/v1/catalog/h100-sxm5-80gb", json={"price_usd": 1000}, headers=api.admin)
+    assert quote.status_code == 200, quote.text
+    assert "set by a user" in quote.json()["sources"]["price_usd"]
+    after = ask(api, **spec)["candidates"]
+    assert after[0]["hardware"]["catalog_id"] == "h100-sxm5-80gb" and after[0]["price_usd"] == 1000
+    reset = api.client.delete("/api/v1/catalog/h100-sxm5-80gb/overrides", headers=api.admin)
+    assert reset.status_code == 204
+    assert ask(api, **spec)["candidates"][0]["price_usd"] == before[0]["price_usd"]
+
+
+def test_a_new_catalog_entry_needs_a_name_and_then_gets_predictions(api: Api) -> None:
+    build(api)
+    bad = api.client.put("/api/v1/catalog/my-gpu", json={"peak_bf16_tflops": 500}, headers=api.admin)
+    assert bad.status_code == 422 and "needs kind, vendor, name" in bad.json()["detail"]
+    body = {
+        "kind": "gpu",
+        "vendor": "NVIDIA",
+        "name": "Lab prototype GPU",
+        "peak_bf16_tflops": 500,
+        "peak_fp32_tflops": 60,
+        "memory_bandwidth_gb_s": 2500,
+        "tdp_w": 500,
+    }
+    assert api.client.put("/api/v1/catalog/my-gpu", json=body, headers=api.admin).status_code == 200
+    prediction = api.client.post(
+        "/api/v1/predictions",
+        json={
+            "catalog_id": "my-gpu",
+            "workload": "resnet50",
+            "runtime": "torch-eager",
+            "precision": "bf16",
+            "batch_size": 64,
+        },
+        headers=api.admin,
+    )
+    assert prediction.status_code == 200, prediction.text
+    estimate = prediction.json()
+    assert estimate["kind"] == "predicted" and 900 < estimate["throughput_samples_per_s"] < 8000
+
+
+def test_a_prediction_of_a_measured_config_is_the_measurement(api: Api) -> None:
+    ids = build(api)
+    body = {"workload": "resnet50", "runtime": "torch-eager", "precision": "bf16", "batch_size": 64}
+    measured = api.client.post(
+        "/api/v1/predictions", json={**body, "machine_id": str(ids["node-l4"]), "device": "cuda:0"}, headers=api.admin
+    ).json()
+    assert measured["kind"] == "measured" and measured["throughput_samples_per_s"] == 900
+    missing = api.client.post(
+        "/api/v1/predictions", json={**body, "precision": "int8", "catalog_id": "l4"}, headers=api.admin
+    )
+    assert missing.status_code == 404 and "nothing measured resnet50/infer" in missing.json()["detail"]
+
+
+def test_cpu_thread_counts_are_candidates_and_interpolate(api: Api) -> None:
+    cpu_run(api)
+    answer = ask(api, batch_size=8, constraints={"runtimes": ["onnxruntime-cpu"]})
+    threads = sorted(c["threads"] for c in answer["candidates"])
+    assert threads == [1, 4]
+    ids = api.client.get("/api/v1/machines", headers=api.admin).json()["items"]
+    prediction = api.client.post(
+        "/api/v1/predictions",
+        json={
+            "machine_id": ids[0]["id"],
+            "device": "cpu",
+            "workload": "resnet50",
+            "runtime": "onnxruntime-cpu",
+            "precision": "fp32",
+            "batch_size": 8,
+            "threads": 2,
+        },
+        headers=api.admin,
+    ).json()
+    assert prediction["kind"] == "interpolated" and 20 < prediction["throughput_samples_per_s"] < 70
+
+
+def test_a_custom_workload_is_a_labelled_roofline_prediction(api: Api) -> None:
+    build(api)
+    custom = {"name": "my_mlp", "flops_per_sample": 2e9, "bytes_per_sample": 4e6, "parameters": 1_000_000}
+    body = {"custom": custom, "scope": "catalog", "constraints": {"precisions": ["bf16"], "power_budget_w": 400}}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.admin)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["candidates"] and all(c["estimate"]["source"] == "model" for c in answer["candidates"])
+    assert all(c["estimate"]["error_pct"] >= 50 for c in answer["candidates"])
+    assert any("custom workload" in n for n in answer["notes"])
+
+
+def test_nothing_measured_says_what_to_do(api: Api) -> None:
+    answer = ask(api, workload="mobilenet_v2")
+    assert answer["candidates"] == [] and "hwadvisor jobs create" in answer["notes"][0]
+
+
+def test_bad_specs_are_refused_with_the_field(api: Api) -> None:
+    response = api.client.post(
+        "/api/v1/recommendations",
+        json={"workload": "resnet50", "constraints": {"power_budget_w": -5}},
+        headers=api.admin,
+    )
+    assert response.status_code == 422 and "power_budget_w" in response.text
+    both = api.client.post(
+        "/api/v1/recommendations",
+        json={
+            "workload": "resnet50",
+            "custom": {"name": "x", "flops_per_sample": 1, "bytes_per_sample": 1, "parameters": 0},
+        },
+        headers=api.admin,
+    )
+    assert both.status_code == 422 and "exactly one" in both.text
