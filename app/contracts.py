@@ -316,6 +316,7 @@ class MachineRead(Strict):
     labels: dict[str, str]
     created_at: datetime
     last_seen_at: datetime | None
+    hardware: str | None = Field(default=None, description="One line: its GPUs and CPU, e.g. '8 x NVIDIA H100 ...'.")
     spec: MachineSpec | None = None
 
 
@@ -341,6 +342,14 @@ class TokenCreate(Strict):
     note: Annotated[str, Field(max_length=200)] = ""
     expires_in_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
     max_uses: int | None = Field(default=None, ge=1, description="Enrollment tokens only; unset is unlimited.")
+
+
+class SessionLogin(Strict):
+    token: Annotated[str, Field(min_length=1, max_length=400)]
+
+
+class SessionInfo(Strict):
+    kind: TokenKind | None = Field(description="null: not logged in.")
 
 
 class TokenRead(Strict):

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
-from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
+from app.contracts import AgentState, DeviceKind, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
 from app.db import tokens
 from app.db.models import DeviceRow, Machine, SpecSnapshot, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
@@ -207,16 +207,38 @@ def to_read(session: Session, machine: Machine, *, with_spec: bool = False) -> M
         labels={str(k): str(v) for k, v in machine.labels.items()},
         created_at=machine.created_at,
         last_seen_at=machine.last_seen_at,
+        hardware=hardware_summary(machine),
         spec=latest_spec(session, machine.id) if with_spec else None,
     )
 
 
+def hardware_summary(machine: Machine) -> str | None:
+    """'2 x NVIDIA H100 80GB HBM3 + Intel Xeon ...': GPUs by name with their count, then the CPU."""
+    gpus: dict[str, int] = {}
+    cpus = []
+    for device in machine.devices:
+        if device.kind == DeviceKind.cpu.value:
+            cpus.append(device.name)
+        else:
+            gpus[device.name] = gpus.get(device.name, 0) + 1
+    parts = [f"{n} x {name}" if n > 1 else name for name, n in sorted(gpus.items())] + cpus
+    return " + ".join(parts) or None
+
+
 def page(
-    session: Session, *, status: MachineStatus | None = None, limit: int = 100, offset: int = 0
+    session: Session,
+    *,
+    status: MachineStatus | None = None,
+    search: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
 ) -> Page[MachineRead]:
     query = select(Machine).options(selectinload(Machine.devices))
     if status is not None:
         query = query.where(_status_is(status))
+    if search:
+        pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(Machine.hostname.ilike(pattern, escape="\\"))
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(Machine.created_at, Machine.id).limit(limit).offset(offset))
     return Page[MachineRead](items=[to_read(session, m) for m in rows], total=total, limit=limit, offset=offset)

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
-from app import __version__
+from app import __version__, web
 from app.config import Settings, get_settings
 from app.contracts import TokenKind
 from app.db import tokens
@@ -18,8 +18,9 @@ from app.db.engine import Database
 from app.server import errors
 from app.server.limits import BodySizeLimit
 from app.server.observability import Metrics, RequestContext, configure_logging
-from app.server.routes import agents, catalog, health, jobs, machines, recommend, results, runs
+from app.server.routes import agents, catalog, health, jobs, machines, recommend, results, runs, session
 from app.server.routes import tokens as token_routes
+from app.server.security import SecurityHeaders
 
 log = logging.getLogger("hwadvisor.server")
 
@@ -32,7 +33,7 @@ def _operation_id(route: APIRoute) -> str:
 
 def api_router() -> APIRouter:
     router = APIRouter(prefix=API_PREFIX)
-    for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend):
+    for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend, session):
         router.include_router(module.router)
     return router
 
@@ -88,6 +89,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     errors.install(app)
     app.include_router(health.router)
     app.include_router(api_router())
+    web.mount(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestContext, metrics=metrics)  # outermost: it sees every answer, 413s too
     return app

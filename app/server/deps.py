@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -31,15 +32,41 @@ DatabaseDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
+SESSION_COOKIE = "hwa_session"
+CSRF_COOKIE = "hwa_csrf"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def check_csrf(request: Request) -> None:
+    """A cookie-authenticated change must echo the CSRF cookie in a header (double submit): another
+    site's page can make the browser send the cookie, but cannot read it to set the header."""
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    header = request.headers.get(CSRF_HEADER, "")
+    if not cookie or not hmac.compare_digest(cookie, header):
+        raise ForbiddenError(
+            "CSRF check failed", hint=f"send the {CSRF_COOKIE} cookie's value in the {CSRF_HEADER} header"
+        )
+
+
 def get_principal(
+    request: Request,
     db: DatabaseDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    if credentials is None:
-        raise AuthError("missing bearer token", hint="send the header 'Authorization: Bearer <token>'")
+    """The caller, from the bearer header (tools, agents) or the dashboard's session cookie."""
+    if credentials is not None:
+        secret = credentials.credentials
+    else:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        if cookie is None:
+            raise AuthError("missing bearer token", hint="send the header 'Authorization: Bearer <token>'")
+        if request.method not in SAFE_METHODS:
+            check_csrf(request)
+        secret = cookie
     with db.reading() as session:
-        return tokens.authenticate(session, credentials.credentials, env_admin_token=settings.admin_token)
+        return tokens.authenticate(session, secret, env_admin_token=settings.admin_token)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -74,7 +74,7 @@ def build(api: Api) -> dict[str, uuid.UUID]:
 
 def cpu_run(api: Api) -> None:
     """A CPU measured at two thread counts (its part is not in the catalog: generic name under KVM)."""
-    spec = machine_spec(hostname="node-cpu")
+    spec = machine_spec(hostname="node-cpu", devices=[d for d in h100_spec().devices if d.id == "cpu"])
     _machine_id, token = api.enroll(spec)
     results = [
         measured(8, 20, 90, device="cpu", runtime="onnxruntime-cpu", precision="fp32", threads=t, power_source="rapl")

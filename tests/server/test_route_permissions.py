@@ -45,6 +45,9 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("GET", "/api/v1/public-results"): READERS,
     ("POST", "/api/v1/public-results"): {ADMIN},
     ("DELETE", "/api/v1/public-results"): {ADMIN},
+    ("POST", "/api/v1/session"): {ANYONE},
+    ("GET", "/api/v1/session"): {ANYONE},
+    ("DELETE", "/api/v1/session"): READERS,
 }
 
 

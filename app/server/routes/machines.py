@@ -17,11 +17,12 @@ def list_machines(
     _reader: Reader,
     db: DatabaseDep,
     status: MachineStatus | None = None,
+    search: Annotated[str | None, Query(max_length=200, description="Part of the hostname.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Page[MachineRead]:
     with db.reading() as session:
-        return machines.page(session, status=status, limit=limit, offset=offset)
+        return machines.page(session, status=status, search=search, limit=limit, offset=offset)
 
 
 @router.get("/{machine_id}")
