@@ -11,6 +11,7 @@ import statistics
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -38,8 +39,7 @@ class Hardware:
         return self.ref.name
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+class Point(NamedTuple):
     hardware: Hardware
     source: str
     runtime: str
@@ -88,38 +88,58 @@ def catalog_hardware(entry: CatalogHardware) -> Hardware:
 
 def lab_points(session: Session, workload: str, owned: list[Hardware]) -> list[Point]:
     """The latest ok result of each config on each owned device."""
-    by_key = {h.key: h for h in owned}
+    by_device = {(h.ref.machine_id, h.ref.device): h for h in owned}
+    precisions = {p.value: p for p in Precision}
+    r = ResultRow
     rows = session.execute(
-        select(ResultRow)
-        .join(Run, Run.id == ResultRow.run_id)
-        .where(ResultRow.workload == workload, ResultRow.status == ResultStatus.ok.value)
-        .order_by(Run.finished_at, ResultRow.id)
-    ).scalars()
-    latest: dict[tuple[str, str, str, int, int | None], Point] = {}
-    for row in rows:
-        hardware = by_key.get(f"machine:{row.machine_id}/{row.device}")
-        if hardware is None or not row.throughput_samples_per_s:
-            continue
-        point = Point(
-            hardware=hardware,
-            source=LAB,
-            runtime=row.runtime,
-            precision=Precision(row.precision),
-            batch_size=row.batch_size,
-            threads=row.threads,
-            throughput=row.throughput_samples_per_s,
-            latency_p50_ms=row.latency_p50_ms,
-            latency_p99_ms=row.latency_p99_ms,
-            ci_pct=_ci_pct(row),
-            power_w=row.mean_power_w if row.power_source in (PowerSource.nvml, PowerSource.rapl) else None,
-            iterations=row.iterations,
+        select(
+            r.machine_id,
+            r.device,
+            r.runtime,
+            r.precision,
+            r.batch_size,
+            r.threads,
+            r.throughput_samples_per_s,
+            r.latency_p50_ms,
+            r.latency_p99_ms,
+            r.latency_ci95_low_ms,
+            r.latency_ci95_high_ms,
+            r.mean_power_w,
+            r.power_source,
+            r.iterations,
         )
-        latest[(hardware.key, row.runtime, row.precision, row.batch_size, row.threads)] = point
+        .join(Run, Run.id == r.run_id)
+        .where(r.workload == workload, r.status == ResultStatus.ok.value)
+        .order_by(Run.finished_at, r.id)
+    )
+    latest: dict[tuple[str, str, str, int, int | None], Point] = {}
+    measured_power = {PowerSource.nvml.value, PowerSource.rapl.value}
+    # plain tuples: this loop sees every result of the workload in the fleet (100,000 rows and more)
+    for (
+        machine_id, device, runtime, precision, batch, threads, throughput,
+        p50, p99, ci_low, ci_high, power, power_source, iterations,
+    ) in rows:  # fmt: skip
+        hardware = by_device.get((machine_id, device))
+        if hardware is None or not throughput:
+            continue
+        latest[(hardware.key, runtime, precision, batch, threads)] = Point(
+            hardware,
+            LAB,
+            runtime,
+            precisions[precision],
+            batch,
+            threads,
+            throughput,
+            p50,
+            p99,
+            _ci_pct(ci_low, ci_high, p50),
+            power if power_source in measured_power else None,
+            iterations,
+        )
     return list(latest.values())
 
 
-def _ci_pct(row: ResultRow) -> float | None:
-    low, high, mid = row.latency_ci95_low_ms, row.latency_ci95_high_ms, row.latency_p50_ms
+def _ci_pct(low: float | None, high: float | None, mid: float | None) -> float | None:
     if low is None or high is None or not mid:
         return None
     return (high - low) / 2 / mid * 100

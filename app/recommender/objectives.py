@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.contracts import Objective
 from app.registry import Registry
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
+class Scored(NamedTuple):
     """The figures an objective ranks by, for one feasible candidate (per device unless 'system')."""
 
     throughput: float

@@ -8,8 +8,9 @@ offer is conservative, and widen its band. It is a prediction, labelled so, neve
 
 from __future__ import annotations
 
-from app.contracts import DeviceKind, Estimate, EstimateKind, PowerBasis
+from app.contracts import DeviceKind, EstimateKind, PowerBasis
 from app.recommender.evidence import Hardware
+from app.recommender.guess import Guess
 
 CAP_EXPONENT = 0.5
 CAP_EXTRA_ERROR_PCT = 15.0
@@ -22,7 +23,7 @@ def power_range(hardware: Hardware) -> tuple[float, float] | None:
     return spec.power_limit_min_w, spec.power_limit_max_w or spec.tdp_w or spec.power_limit_min_w
 
 
-def capped(hardware: Hardware, estimate: Estimate, budget_w: float) -> Estimate | None:
+def capped(hardware: Hardware, estimate: Guess, budget_w: float) -> Guess | None:
     """The estimate with the GPU capped at ``budget_w``; None if it cannot be capped that low."""
     limits = power_range(hardware)
     if limits is None or estimate.power_w is None or not limits[0] <= budget_w < estimate.power_w:
@@ -30,19 +31,17 @@ def capped(hardware: Hardware, estimate: Estimate, budget_w: float) -> Estimate 
     factor = (budget_w / estimate.power_w) ** CAP_EXPONENT
     throughput = estimate.throughput_samples_per_s * factor
     error_pct = estimate.error_pct + CAP_EXTRA_ERROR_PCT
-    return Estimate(
+    return Guess(
         kind=EstimateKind.predicted,
         source=estimate.source,
         throughput_samples_per_s=throughput,
-        throughput_low=max(0.0, throughput * (1 - error_pct / 100)),
-        throughput_high=throughput * (1 + error_pct / 100),
         error_pct=error_pct,
         latency_p99_ms=estimate.latency_p99_ms / factor if estimate.latency_p99_ms else None,
         power_w=budget_w,
         power_basis=PowerBasis.capped,
         power_cap_w=budget_w,
         references=estimate.references,
-        explanation=(
+        explain=lambda: (
             f"power-capped at {budget_w:.0f} W (allowed {limits[0]:.0f}-{limits[1]:.0f} W) from "
             f"{estimate.power_w:.0f} W: throughput x{factor:.2f} by the DVFS model; uncapped it is "
             + estimate.explanation

@@ -7,8 +7,9 @@ measured the band is wide (±50%) and says so.
 
 from __future__ import annotations
 
-from app.contracts import CustomWorkload, Estimate, EstimateKind, PowerBasis, Precision
+from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision
 from app.recommender.evidence import Hardware
+from app.recommender.guess import Guess
 from app.recommender.scaling import peak_field
 
 COMPUTE_EFFICIENCY = 0.5
@@ -16,9 +17,7 @@ MEMORY_EFFICIENCY = 0.7
 ROOFLINE_ERROR_PCT = 50.0
 
 
-def roofline_estimate(
-    hardware: Hardware, workload: CustomWorkload, precision: Precision, batch: int
-) -> Estimate | None:
+def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: Precision, batch: int) -> Guess | None:
     spec = hardware.spec
     if spec is None:
         return None
@@ -30,17 +29,15 @@ def roofline_estimate(
     )
     throughput = 1.0 / seconds
     power = spec.tdp_w
-    return Estimate(
+    return Guess(
         kind=EstimateKind.predicted,
         source="model",
         throughput_samples_per_s=throughput,
-        throughput_low=throughput * (1 - ROOFLINE_ERROR_PCT / 100),
-        throughput_high=throughput * (1 + ROOFLINE_ERROR_PCT / 100),
         error_pct=ROOFLINE_ERROR_PCT,
         latency_p99_ms=batch * seconds * 1000,
         power_w=power,
         power_basis=PowerBasis.tdp if power else None,
-        explanation=(
+        explain=(
             f"roofline from specs only: {workload.flops_per_sample:.3g} FLOP at {COMPUTE_EFFICIENCY:.0%} of "
             f"{peak:g} T{'OP' if precision is Precision.int8 else 'FLOP'}/s + {workload.bytes_per_sample:.3g} B at "
             f"{MEMORY_EFFICIENCY:.0%} of {spec.memory_bandwidth_gb_s:g} GB/s; power is the board TDP"

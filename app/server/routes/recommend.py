@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from app.contracts import Estimate, PredictionRequest, Recommendation, WorkloadSpec
 from app.recommender import predict, recommend
@@ -11,12 +11,15 @@ from app.server.deps import DatabaseDep, Reader
 router = APIRouter(tags=["recommender"])
 
 
-@router.post("/recommendations")
-def post_recommendation(spec: WorkloadSpec, _reader: Reader, db: DatabaseDep) -> Recommendation:
+@router.post("/recommendations", response_model=Recommendation)
+def post_recommendation(spec: WorkloadSpec, _reader: Reader, db: DatabaseDep) -> Response:
     """Every hardware x runtime x precision x batch for the workload: ranked by the objective, the
     Pareto front of throughput vs power marked, the rejected ones with their reasons."""
     with db.reading() as session:
-        return recommend(session, spec)
+        answer = recommend(session, spec)
+    # serialised once: the answer is already a validated Recommendation (FastAPI would dump it to a
+    # dict, validate that again and serialise it; hundreds of candidates make that noticeable)
+    return Response(answer.model_dump_json(), media_type="application/json")
 
 
 @router.post("/predictions")

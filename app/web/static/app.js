@@ -53,8 +53,13 @@ async function api(method, path, body, contentType) {
   return data;
 }
 
-const fmt = (value, digits = 1) =>
-  value === null || value === undefined ? "–" : Number(value).toLocaleString("en-US", { maximumFractionDigits: digits });
+// one formatter per precision: Number.toLocaleString with options builds a new one per call (slow in tables)
+const formats = new Map();
+function fmt(value, digits = 1) {
+  if (value === null || value === undefined) return "–";
+  if (!formats.has(digits)) formats.set(digits, new Intl.NumberFormat("en-US", { maximumFractionDigits: digits }));
+  return formats.get(digits).format(Number(value));
+}
 const isAdmin = () => state.kind === "admin";
 const badge = (text, cls) => h("span", { class: "badge " + (cls || text), text });
 const query = (params) => {
@@ -643,6 +648,7 @@ async function route() {
   } catch (e) {
     if (!(e instanceof ApiError && e.status === 401)) failure(main, e);
   }
+  document.body.dataset.readyMs = String(Math.round(performance.now())); // since navigation start
   document.body.dataset.ready = name;
 }
 

@@ -1,0 +1,189 @@
+"""Every dashboard page with 1,000 machines and 100,000 results, in real headless Chromium.
+
+    .venv/bin/python -m benchmarks.dashboard_scale [--machines 1000] [--per-machine 100] [--postgres URL]
+
+Seeds the fleet through the API as agents would (enrol, approve, upload one run of ``per-machine``
+results each: resnet50, bert_base, lstm, mobilenet_v2 and alexnet inference at several batches,
+precisions and runtimes, on H100, A100, L4 and CPU-only machines), then loads each page (fleet,
+a machine with its charts, compare, recommend with the whole fleet plus the catalog, jobs, catalog)
+``--rounds`` times and reports the median and worst time from navigation to the page drawn
+(the page sets body[data-ready] after its last API answer is rendered and its charts drawn).
+The figure is the page's own clock: performance.now() when it is drawn, counted from the start
+of the navigation (body[data-ready-ms]); the harness's wall time around it adds Playwright's polling
+and is printed beside it. The goal is under 1 s per page on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+
+from app.db import migrate
+from tests.factories import h100_spec, machine_spec, run_report
+from tests.processes import ADMIN, ServerProcess
+from tests.recommender.lab import gpu_machine, measured
+from tests.web.conftest import CHROMIUM
+
+PARTS = ["h100-sxm5-80gb", "a100-sxm4-80gb", "l4", None]
+WORKLOADS = ["resnet50/infer", "bert_base/infer", "lstm/infer", "mobilenet_v2/infer", "alexnet/infer"]
+ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
+
+
+def _results(part: str | None, n: int) -> list[object]:
+    scale = {"h100-sxm5-80gb": 8.0, "a100-sxm4-80gb": 4.5, "l4": 1.0, None: 0.05}[part]
+    device = "cpu" if part is None else "cuda:0"
+    runtimes = ["onnxruntime-cpu", "torch-eager"] if part is None else ["torch-eager", "torch-compile"]
+    precisions = ["fp32", "bf16"] if part is not None else ["fp32", "int8"]
+    out = []
+    for workload, runtime, precision, batch in itertools.product(WORKLOADS, runtimes, precisions, [1, 4, 16, 64, 256]):
+        if len(out) == n:
+            break
+        throughput = scale * 1000 * (batch / (batch + 8)) * (1.6 if precision != "fp32" else 1.0)
+        power = (
+            None
+            if part is None
+            else {"h100-sxm5-80gb": 600, "a100-sxm4-80gb": 380, "l4": 70}[part] * (0.5 + batch / 512)
+        )
+        extra = {"threads": 8, "power_source": "rapl"} if part is None else {}
+        out.append(
+            measured(
+                batch,
+                throughput,
+                power or 150.0,
+                workload=workload,
+                runtime=runtime,
+                precision=precision,
+                device=device,
+                **extra,
+            )
+        )
+    return out
+
+
+def seed(base: str, machines: int, per_machine: int) -> str:
+    with httpx.Client(base_url=base, timeout=60) as http:
+        enrollment = http.post("/api/v1/tokens", json={"kind": "enrollment"}, headers=ADMIN_HEADERS).json()["token"]
+
+        def one(i: int) -> str:
+            part = PARTS[i % len(PARTS)]
+            name = f"node-{i:04d}"
+            if part is None:
+                spec = machine_spec(hostname=name, devices=[d for d in h100_spec().devices if d.id == "cpu"])
+            else:
+                spec = gpu_machine(part, name)
+            with httpx.Client(base_url=base, timeout=60) as client:
+                enrolled = client.post(
+                    "/api/v1/agents/enroll",
+                    json={"spec": spec.model_dump(mode="json")},
+                    headers={"Authorization": f"Bearer {enrollment}"},
+                ).json()
+                client.post(
+                    f"/api/v1/machines/{enrolled['machine_id']}/approve", headers=ADMIN_HEADERS
+                ).raise_for_status()
+                report = run_report(spec, results=_results(part, per_machine))
+                client.post(
+                    "/api/v1/runs",
+                    content=report.model_dump_json(),
+                    headers={
+                        "Authorization": f"Bearer {enrolled['machine_token']}",
+                        "content-type": "application/json",
+                    },
+                ).raise_for_status()
+                return str(enrolled["machine_id"])
+
+        with ThreadPoolExecutor(8) as pool:
+            ids = list(pool.map(one, range(machines)))
+        total = http.get("/api/v1/results?limit=1", headers=ADMIN_HEADERS).json()["total"]
+        print(f"seeded {machines} machines, {total} results")
+        for i in range(20):
+            http.post("/api/v1/jobs", json={"suite": "quick", "machine_id": ids[i]}, headers=ADMIN_HEADERS)
+        return ids[0]
+
+
+def measure(base: str, machine_id: str, second: str, rounds: int) -> dict[str, list[float]]:
+    from playwright.sync_api import sync_playwright
+
+    spec = {
+        "workload": "resnet50",
+        "task": "infer",
+        "objective": "throughput",
+        "scope": "catalog",
+        "constraints": {"power_budget_w": 400},
+        "limit": 50,
+    }
+    pages = {
+        "fleet": "#/fleet",
+        "machine": f"#/machine/{machine_id}",
+        "compare": "#/compare?"
+        + urlencode({"hw": f"m:{machine_id},m:{second},c:h200-sxm-141gb", "workload": "resnet50", "task": "infer"}),
+        "recommend": "#/recommend?" + urlencode({"spec": json.dumps(spec)}),
+        "jobs": "#/jobs",
+        "catalog": "#/catalog",
+    }
+    timings: dict[str, list[float]] = {name: [] for name in pages}
+    harness: dict[str, list[float]] = {name: [] for name in pages}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.goto(base + "/")
+        page.fill("#token", ADMIN)
+        page.click("#login button[type=submit]")
+        page.wait_for_selector("body[data-ready=fleet]")
+        for _ in range(rounds):
+            for name, fragment in pages.items():
+                page.goto("about:blank")
+                start = time.perf_counter()
+                page.goto(base + "/" + fragment)
+                page.wait_for_selector(f"body[data-ready={name}]", timeout=60_000)
+                harness[name].append(time.perf_counter() - start)
+                timings[name].append(float(page.evaluate("document.body.dataset.readyMs")) / 1000)
+        browser.close()
+    return {name: timings[name] + [max(harness[name])] for name in pages}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--machines", type=int, default=1000)
+    parser.add_argument("--per-machine", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--postgres", help="Also on this PostgreSQL database (emptied first).")
+    args = parser.parse_args()
+    targets = [("sqlite", None)] + ([("postgresql", args.postgres)] if args.postgres else [])
+    for backend, url in targets:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = Path(tmp)
+            if url is None:
+                url = f"sqlite:///{data / 'hwadvisor.db'}"
+            else:
+                migrate.downgrade(url, "base")
+            migrate.upgrade(url)
+            server = ServerProcess(url, data).start()
+            try:
+                first = seed(server.url, args.machines, args.per_machine)
+                machines = httpx.get(f"{server.url}/api/v1/machines?limit=2", headers=ADMIN_HEADERS).json()["items"]
+                timings = measure(server.url, first, machines[1]["id"], args.rounds)
+            finally:
+                server.stop()
+        print(f"\n{backend}: navigation start to page drawn, {args.rounds} rounds (seconds)")
+        for name, values in timings.items():
+            drawn, wall = values[:-1], values[-1]
+            print(
+                f"  {name:<10} median {statistics.median(drawn):.3f}  worst {max(drawn):.3f}"
+                f"  (harness wall time, worst: {wall:.3f})"
+            )
+
+
+if __name__ == "__main__":
+    main()
