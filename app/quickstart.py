@@ -119,6 +119,7 @@ def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None],
         echo(f"uploaded run {stored.run_id}: {stored.result_count} results")
         echo(render_results(report.results))
         echo(first_recommendation(db))
+        echo(f"dashboard: {base_url}/ (log in with the admin token printed at the first start)")
         echo(f"API and its docs: {base_url}/docs")
         if serve:
             echo("serving until Ctrl-C")
