@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     max_results_per_run: int = Field(default=10_000, ge=1)
     page_size_max: int = Field(default=1000, ge=1)
     log_format: Literal["text", "json"] = "text"
+    auth_failures_per_window: int = Field(
+        default=20, ge=1, description="Failed logins or enrollments one client may make per window before 429."
+    )
+    auth_window_s: int = Field(default=300, ge=1, description="The window of auth_failures_per_window, seconds.")
     heartbeat_interval_s: float = Field(default=15.0, gt=0, description="How often agents should heartbeat.")
     job_lease_s: float = Field(
         default=300.0, gt=0, description="A claimed job returns to the queue after this long without progress."

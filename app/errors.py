@@ -60,5 +60,15 @@ class LimitError(HwadvisorError):
     status_code = 413
 
 
+class RateLimited(HwadvisorError):
+    """Too many failed attempts from one client; ``retry_after_s`` says when to try again."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after_s: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after_s = retry_after_s
+
+
 class DatabaseUnavailable(HwadvisorError):
     status_code = 503

@@ -242,3 +242,13 @@ class PublicResultRow(Base):
     mean_power_w: Mapped[float | None] = mapped_column(Float)
     note: Mapped[str | None] = mapped_column(Text)
     imported_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RateLimitRow(Base):
+    """Failed authentication attempts per client and time window, shared by every server worker."""
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)

@@ -10,10 +10,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.config import Settings
 from app.contracts import TokenKind
-from app.db import tokens
+from app.db import ratelimit, tokens
 from app.db.engine import Database
 from app.db.tokens import Principal
-from app.errors import AuthError, ForbiddenError
+from app.errors import AuthError, ForbiddenError, RateLimited
 
 _bearer = HTTPBearer(auto_error=False, description="hwa_<kind>_<id>.<secret>")
 
@@ -72,6 +72,46 @@ def get_principal(
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
+def client_host(request: Request) -> str:
+    """The caller's address (behind a reverse proxy, run uvicorn with --proxy-headers)."""
+    return request.client.host if request.client else "unknown"
+
+
+def authenticate_limited(request: Request, db: Database, settings: Settings, secret: str, scope: str) -> Principal:
+    """authenticate(), refused with 429 once a client has failed too often in the current window;
+    every failure is counted in the database, so all workers share the allowance."""
+    key = f"{scope}:{client_host(request)}"
+    with db.reading() as session:
+        count, retry_after = ratelimit.failures(session, key, window_s=settings.auth_window_s)
+    if count >= settings.auth_failures_per_window:
+        raise RateLimited(
+            f"too many failed {scope} attempts from {client_host(request)}",
+            retry_after_s=retry_after,
+            hint=f"try again in {retry_after} s, with a valid token",
+        )
+    try:
+        with db.reading() as session:
+            return tokens.authenticate(session, secret, env_admin_token=settings.admin_token)
+    except AuthError:
+        with db.writing() as session:
+            ratelimit.record_failure(session, key, window_s=settings.auth_window_s)
+        raise
+
+
+def get_enroller(
+    request: Request,
+    db: DatabaseDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if credentials is None:
+        raise AuthError("missing bearer token", hint="send the enrollment token as 'Authorization: Bearer <token>'")
+    principal = authenticate_limited(request, db, settings, credentials.credentials, "enrollment")
+    if principal.kind is not TokenKind.enrollment:
+        raise ForbiddenError(f"a {principal.kind.value} token may not enrol a machine; this needs an enrollment token")
+    return principal
+
+
 def _allow(*kinds: TokenKind, what: str) -> object:
     def check(principal: PrincipalDep) -> Principal:
         if principal.kind not in kinds:
@@ -85,4 +125,4 @@ def _allow(*kinds: TokenKind, what: str) -> object:
 Admin = Annotated[Principal, _allow(TokenKind.admin, what="administer the server")]
 Reader = Annotated[Principal, _allow(TokenKind.admin, TokenKind.readonly, what="read lab data")]
 MachineAgent = Annotated[Principal, _allow(TokenKind.machine, what="upload runs")]
-Enroller = Annotated[Principal, _allow(TokenKind.enrollment, what="enrol a machine")]
+Enroller = Annotated[Principal, Depends(get_enroller)]

@@ -14,7 +14,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.contracts import Problem, problem_type
-from app.errors import AuthError, DatabaseUnavailable, HwadvisorError
+from app.errors import AuthError, DatabaseUnavailable, HwadvisorError, RateLimited
 from app.server.observability import request_id
 
 log = logging.getLogger("hwadvisor.server")
@@ -44,6 +44,8 @@ async def _hwadvisor_error(_request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, DatabaseUnavailable):
         return _unavailable(str(exc))
     headers = {"WWW-Authenticate": "Bearer"} if type(exc) is AuthError else None
+    if isinstance(exc, RateLimited):
+        headers = {"Retry-After": str(exc.retry_after_s)}
     return problem(exc.status_code, HTTPStatus(exc.status_code).phrase, str(exc), headers=headers)
 
 

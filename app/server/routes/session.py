@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request, Response
 from app.contracts import SessionInfo, SessionLogin, TokenKind
 from app.db import tokens
 from app.errors import AuthError, ForbiddenError
-from app.server.deps import CSRF_COOKIE, SESSION_COOKIE, DatabaseDep, Reader, SettingsDep
+from app.server.deps import CSRF_COOKIE, SESSION_COOKIE, DatabaseDep, Reader, SettingsDep, authenticate_limited
 
 router = APIRouter(prefix="/session", tags=["session"])
 SESSION_HOURS = 12
@@ -25,8 +25,7 @@ def log_in(
     body: SessionLogin, request: Request, response: Response, db: DatabaseDep, settings: SettingsDep
 ) -> SessionInfo:
     """Check the token and keep it in the session cookie; machine and enrollment tokens cannot log in."""
-    with db.reading() as session:
-        principal = tokens.authenticate(session, body.token, env_admin_token=settings.admin_token)
+    principal = authenticate_limited(request, db, settings, body.token, "login")
     if principal.kind not in DASHBOARD_KINDS:
         raise ForbiddenError(
             f"a {principal.kind.value} token cannot open the dashboard; use the admin token or a read-only key"
