@@ -709,6 +709,13 @@ class CatalogPatch(Strict):
     price_usd: NonNegative | None = None
     note: Text | None = None
 
+    @model_validator(mode="after")
+    def _names_are_not_null(self) -> CatalogPatch:
+        for name in ("kind", "vendor", "name"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null (leave it out to keep it)")
+        return self
+
 
 _PROBLEM_WORD = re.compile(r"[^a-z0-9]+")
 

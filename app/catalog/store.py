@@ -7,6 +7,7 @@ figure names where it came from in ``sources``.
 
 from __future__ import annotations
 
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -31,7 +32,14 @@ def entries(session: Session) -> dict[str, CatalogHardware]:
                 sources[field] = f"{USER_SOURCE} ({row.updated_at:%Y-%m-%d})"
         fields["sources"] = sources
         fields.pop("note", None)
-        merged[row.id] = CatalogHardware.model_validate(fields)
+        try:
+            merged[row.id] = CatalogHardware.model_validate(fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise InvalidInput(
+                f"catalog entry {row.id!r} is invalid with the lab's changes: {first['loc'][0]}: {first['msg']}",
+                hint=f"DELETE /api/v1/catalog/{row.id}/overrides drops them",
+            ) from exc
     return merged
 
 

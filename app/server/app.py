@@ -6,13 +6,14 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from app import __version__, web
 from app.config import Settings, get_settings
-from app.contracts import TokenKind
+from app.contracts import Problem, TokenKind
 from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
@@ -31,8 +32,30 @@ def _operation_id(route: APIRoute) -> str:
     return f"{route.tags[0]}-{route.name}" if route.tags else route.name
 
 
+def _problem(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/problem+json": {"schema": Problem.model_json_schema()}},
+    }
+
+
+# Every error is a Problem (app/server/errors.py); documented once for every operation, so that a
+# client generated from the OpenAPI schema (or a fuzzer checking it) knows each answer's shape.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _problem("The body could not be parsed (not JSON, or not the declared content type)."),
+    401: _problem("No valid token."),
+    403: _problem("The token may not do this (or a dashboard change without its CSRF header)."),
+    404: _problem("Not found."),
+    409: _problem("Conflicts with what is stored."),
+    413: _problem("The body is too large."),
+    422: _problem("The request is invalid; the problem names the fields."),
+    429: _problem("Too many failed attempts from this client; see Retry-After."),
+    503: _problem("The database cannot be reached; see Retry-After."),
+}
+
+
 def api_router() -> APIRouter:
-    router = APIRouter(prefix=API_PREFIX)
+    router = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend, session):
         router.include_router(module.router)
     return router
