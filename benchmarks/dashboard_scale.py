@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 
 import httpx
 
+from app.contracts import Result
 from app.db import migrate
 from tests.factories import h100_spec, machine_spec, run_report
 from tests.processes import ADMIN, ServerProcess
@@ -38,12 +39,12 @@ WORKLOADS = ["resnet50/infer", "bert_base/infer", "lstm/infer", "mobilenet_v2/in
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 
 
-def _results(part: str | None, n: int) -> list[object]:
+def _results(part: str | None, n: int) -> list[Result]:
     scale = {"h100-sxm5-80gb": 8.0, "a100-sxm4-80gb": 4.5, "l4": 1.0, None: 0.05}[part]
     device = "cpu" if part is None else "cuda:0"
     runtimes = ["onnxruntime-cpu", "torch-eager"] if part is None else ["torch-eager", "torch-compile"]
     precisions = ["fp32", "bf16"] if part is not None else ["fp32", "int8"]
-    out = []
+    out: list[Result] = []
     for workload, runtime, precision, batch in itertools.product(WORKLOADS, runtimes, precisions, [1, 4, 16, 64, 256]):
         if len(out) == n:
             break

@@ -108,7 +108,8 @@ def test_a_measured_config_is_always_shown_as_measured(api: Api, db: Database) -
     def check(body: dict[str, Any]) -> None:
         answer = ask(db, body)
         shown: dict[tuple[Any, ...], set[EstimateKind]] = {}
-        for item in [*answer.candidates, *answer.rejected]:
+        items: list[Candidate | Rejection] = [*answer.candidates, *answer.rejected]
+        for item in items:
             if item.hardware.owned:
                 k = (item.hardware.machine_name, item.runtime, item.precision, item.batch_size, item.threads)
                 if item.estimate.power_basis is None or item.estimate.power_basis.value != "capped":
