@@ -123,12 +123,18 @@ def main() -> None:
             for thread in [*agents, prober]:
                 thread.start()
             time.sleep(args.before)
-            down_at = time.monotonic()
             cluster("stop")
+            down_at = time.monotonic()
             time.sleep(args.down)
+            backlog = sum(a.outbox.pending() for a in agents)
+            start_at = time.monotonic()
             cluster("start")
             up_at = time.monotonic()
-            time.sleep(args.after)
+            caught_up = None
+            while time.monotonic() < up_at + args.after:
+                if caught_up is None and sum(a.outbox.pending() for a in agents) == 0:
+                    caught_up = time.monotonic() - up_at
+                time.sleep(0.1)
             produce.clear()
             deadline = time.monotonic() + 120
             while any(a.outbox.pending() for a in agents) and time.monotonic() < deadline:
@@ -150,22 +156,25 @@ def main() -> None:
     with engine.connect() as connection:
         stored = connection.scalar(select(func.count()).select_from(ResultRow))
     engine.dispose()
-    during = Counter(f"{path} {code}" for t, path, code in seen if down_at + 1 < t < up_at)
-    after = [(t, code) for t, path, code in seen if t > up_at and path == "/healthz"]
-    recovered = next((t - up_at for t, code in after if code == 200), None)
-    later = Counter(f"{path} {code}" for t, path, code in seen if recovered is not None and t > up_at + recovered)
-    print(f"{args.agents} agents, PostgreSQL down {args.down:.0f} s (stop -m fast, then start)")
+    during = Counter(f"{path} {code}" for t, path, code in seen if down_at < t < start_at)
+    after = [(t, code) for t, path, code in seen if t > start_at and path == "/healthz"]
+    recovered = next((t - start_at for t, code in after if code == 200), None)
+    later = Counter(f"{path} {code}" for t, path, code in seen if recovered is not None and t > start_at + recovered)
+    print(f"{args.agents} agents, PostgreSQL stopped for {args.down:.0f} s (stop -m fast, then start)")
     print(f"  while down: {dict(during)}")
     print(
-        f"  healthz 200 again {recovered:.1f} s after PostgreSQL started"
+        f"  healthz 200 again {recovered:.1f} s after `pg_ctlcluster start` was called (took {up_at - start_at:.1f} s)"
         if recovered is not None
         else "  NEVER recovered"
     )
     print(f"  after recovery: {dict(later)}")
     print(
-        f"  agents: {deferred} deliveries deferred to the outbox while down;"
-        f" drained {drained_at - up_at:.1f} s after start"
+        f"  agents: {deferred} delivery attempts deferred, {backlog} runs waiting in outboxes when PostgreSQL came"
+        f" back; backlog delivered {caught_up:.1f} s after its start"
+        if caught_up is not None
+        else "  agents: backlog NOT delivered during the recovery phase"
     )
+    print(f"  after the load stopped, outboxes empty in {drained_at - up_at - args.after:.1f} s")
     print(
         f"  results written to outboxes {written}, stored {stored}, left in outboxes {pending}: "
         + ("nothing lost" if stored == written and pending == 0 else "MISMATCH")
