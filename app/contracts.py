@@ -22,6 +22,7 @@ Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z
 WorkloadName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train))?$")]
 DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:\d{1,2})$")]
 Text = Annotated[str, Field(max_length=2000)]
+INT32_MAX = 2**31 - 1  # what an INTEGER column holds on PostgreSQL
 Label = Annotated[str, Field(min_length=1, max_length=200)]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
@@ -217,7 +218,7 @@ class Result(Strict):
     latency_ci95_low_ms: NonNegative | None = None
     latency_ci95_high_ms: NonNegative | None = None
     cv: NonNegative | None = Field(default=None, description="Coefficient of variation of step times.")
-    iterations: int | None = Field(default=None, ge=1)
+    iterations: int | None = Field(default=None, ge=1, le=INT32_MAX)
     stable: bool | None = None
     peak_memory_mb: NonNegative | None = None
     mean_power_w: NonNegative | None = None
@@ -341,7 +342,9 @@ class TokenCreate(Strict):
     kind: Literal[TokenKind.enrollment, TokenKind.readonly]
     note: Annotated[str, Field(max_length=200)] = ""
     expires_in_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
-    max_uses: int | None = Field(default=None, ge=1, description="Enrollment tokens only; unset is unlimited.")
+    max_uses: int | None = Field(
+        default=None, ge=1, le=INT32_MAX, description="Enrollment tokens only; unset is unlimited."
+    )
 
 
 class SessionLogin(Strict):
@@ -490,8 +493,8 @@ class HeartbeatReply(Strict):
 
 
 class JobProgress(Strict):
-    configs_done: int = Field(ge=0)
-    configs_total: int | None = Field(default=None, ge=0)
+    configs_done: int = Field(ge=0, le=INT32_MAX)
+    configs_total: int | None = Field(default=None, ge=0, le=INT32_MAX)
 
 
 class JobFinish(Strict):
@@ -517,9 +520,9 @@ class CustomWorkload(Strict):
     """A workload outside the zoo, described by its cost per sample."""
 
     name: Name
-    flops_per_sample: Positive
-    bytes_per_sample: Positive
-    parameters: int = Field(ge=0)
+    flops_per_sample: Annotated[float, Field(gt=0, le=1e18, description="FLOP per sample (1e18: an exaFLOP).")]
+    bytes_per_sample: Annotated[float, Field(gt=0, le=1e15, description="Bytes moved per sample (1e15: a petabyte).")]
+    parameters: int = Field(ge=0, le=10**15)
 
 
 class Constraints(Strict):
@@ -544,12 +547,12 @@ class WorkloadSpec(Strict):
     workload: Name | None = None
     custom: CustomWorkload | None = None
     task: Task = Task.infer
-    batch_size: int | None = Field(default=None, ge=1, description="Unset: the recommender picks.")
+    batch_size: int | None = Field(default=None, ge=1, le=100_000_000, description="Unset: the recommender picks.")
     objective: Objective = Objective.throughput
     constraints: Constraints = Field(default_factory=Constraints)
     scope: Scope = Scope.owned
     electricity_usd_per_kwh: NonNegative = Field(default=0.15, le=10, description="For cost per million samples.")
-    amortisation_years: Positive = Field(default=3.0, le=20, description="Hardware price spread over this life.")
+    amortisation_years: float = Field(default=3.0, ge=0.1, le=20, description="Hardware price spread over this life.")
     limit: int = Field(default=50, ge=1, le=1000, description="At most this many ranked candidates.")
 
     @property
@@ -690,23 +693,27 @@ class PublicImportReport(Strict):
     source: str
 
 
+Peak = Annotated[float, Field(ge=0.001, le=1e6, description="TFLOP/s (int8: TOP/s), dense.")]
+Watts = Annotated[float, Field(ge=1, le=100_000)]
+
+
 class CatalogPatch(Strict):
     """Fields a user may set on a catalog entry (their own price quote, a spec the datasets lack)."""
 
     kind: Literal["gpu", "cpu"] | None = None
     vendor: Label | None = None
     name: Label | None = None
-    peak_fp32_tflops: Positive | None = None
-    peak_tf32_tflops: Positive | None = None
-    peak_bf16_tflops: Positive | None = None
-    peak_fp16_tflops: Positive | None = None
-    peak_int8_tops: Positive | None = None
-    memory_gb: Positive | None = None
-    memory_bandwidth_gb_s: Positive | None = None
-    tdp_w: Positive | None = None
-    power_limit_min_w: Positive | None = None
-    power_limit_max_w: Positive | None = None
-    price_usd: NonNegative | None = None
+    peak_fp32_tflops: Peak | None = None
+    peak_tf32_tflops: Peak | None = None
+    peak_bf16_tflops: Peak | None = None
+    peak_fp16_tflops: Peak | None = None
+    peak_int8_tops: Peak | None = None
+    memory_gb: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
+    memory_bandwidth_gb_s: Annotated[float, Field(ge=0.1, le=1e6)] | None = None
+    tdp_w: Watts | None = None
+    power_limit_min_w: Watts | None = None
+    power_limit_max_w: Watts | None = None
+    price_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
     note: Text | None = None
 
     @model_validator(mode="after")

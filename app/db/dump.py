@@ -120,7 +120,10 @@ def _flush(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
 def _advance_sequences(conn: Connection, tables: Any) -> None:
     for table in tables:
         for column in table.primary_key.columns:
-            if column.autoincrement is True or (column.autoincrement == "auto" and column.type.python_type is int):
+            single = len(table.primary_key.columns) == 1  # "auto" autoincrement: a lone integer key only
+            if column.autoincrement is True or (
+                single and column.autoincrement == "auto" and column.type.python_type is int
+            ):
                 conn.execute(
                     text(
                         f"SELECT setval(pg_get_serial_sequence('{table.name}', '{column.name}'),"

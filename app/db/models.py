@@ -250,5 +250,5 @@ class RateLimitRow(Base):
     __tablename__ = "rate_limits"
 
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
-    window: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    bucket: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     count: Mapped[int] = mapped_column(Integer)

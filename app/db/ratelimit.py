@@ -23,7 +23,7 @@ def _window(window_s: int, now: float | None = None) -> tuple[int, int]:
 def failures(session: Session, key: str, *, window_s: int) -> tuple[int, int]:
     """(failures of ``key`` in the current window, seconds until the window ends)."""
     number, remaining = _window(window_s)
-    count = session.scalar(select(RateLimitRow.count).where(RateLimitRow.key == key, RateLimitRow.window == number))
+    count = session.scalar(select(RateLimitRow.count).where(RateLimitRow.key == key, RateLimitRow.bucket == number))
     return count or 0, remaining
 
 
@@ -32,9 +32,9 @@ def record_failure(session: Session, key: str, *, window_s: int) -> None:
     number, _remaining = _window(window_s)
     dialect = session.get_bind().dialect.name
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(RateLimitRow).values(key=key, window=number, count=1)
+    statement = insert(RateLimitRow).values(key=key, bucket=number, count=1)
     statement = statement.on_conflict_do_update(
-        index_elements=[RateLimitRow.key, RateLimitRow.window], set_={"count": RateLimitRow.count + 1}
+        index_elements=[RateLimitRow.key, RateLimitRow.bucket], set_={"count": RateLimitRow.count + 1}
     )
     session.execute(statement)
-    session.execute(delete(RateLimitRow).where(RateLimitRow.key == key, RateLimitRow.window < number))
+    session.execute(delete(RateLimitRow).where(RateLimitRow.key == key, RateLimitRow.bucket < number))

@@ -4,6 +4,7 @@ estimated, checked against the constraints, ranked by the objective, the Pareto 
 from __future__ import annotations
 
 import gc
+import math
 import statistics
 import threading
 from collections.abc import Iterator
@@ -306,6 +307,7 @@ def _score(spec: WorkloadSpec, e: Guess, price: float | None) -> Scored:
             + e.power_w / 1000 / 3600 * spec.electricity_usd_per_kwh
         )
         cost = per_second * 1e6 / throughput
+        cost = cost if math.isfinite(cost) else None
     return Scored(
         throughput, throughput * spec.constraints.device_count, e.latency_p99_ms, e.power_w, per_w, joules, cost
     )

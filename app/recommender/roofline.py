@@ -7,6 +7,8 @@ measured the band is wide (±50%) and says so.
 
 from __future__ import annotations
 
+import math
+
 from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
@@ -27,6 +29,8 @@ def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: P
     seconds = workload.flops_per_sample / (COMPUTE_EFFICIENCY * peak * 1e12) + workload.bytes_per_sample / (
         MEMORY_EFFICIENCY * spec.memory_bandwidth_gb_s * 1e9
     )
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None
     throughput = 1.0 / seconds
     power = spec.tdp_w
     return Guess(

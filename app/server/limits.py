@@ -38,3 +38,7 @@ class BodySizeLimit:
 
     def _detail(self) -> str:
         return f"request body is over the {self.max_bytes} byte limit; split the upload into smaller runs"
+
+
+# Paging offsets stay within a 64-bit integer the databases can bind (a larger one made SQLite fail).
+MAX_OFFSET = 1_000_000_000

@@ -20,9 +20,9 @@ def upgrade() -> None:
     op.create_table(
         "rate_limits",
         sa.Column("key", sa.String(length=200), nullable=False),
-        sa.Column("window", sa.BigInteger(), nullable=False),
+        sa.Column("bucket", sa.BigInteger(), nullable=False),
         sa.Column("count", sa.Integer(), nullable=False),
-        sa.PrimaryKeyConstraint("key", "window", name=op.f("pk_rate_limits")),
+        sa.PrimaryKeyConstraint("key", "bucket", name=op.f("pk_rate_limits")),
     )
 
 

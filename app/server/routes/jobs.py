@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, status
 from app.contracts import Job, JobCreate, JobStatus, Page
 from app.db import jobs
 from app.server.deps import Admin, DatabaseDep, Reader
+from app.server.limits import MAX_OFFSET
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 
@@ -25,7 +26,7 @@ def list_jobs(
     db: DatabaseDep,
     status: JobStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Page[Job]:
     with db.reading() as session:
         return jobs.page(session, status=status, limit=limit, offset=offset)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from app.contracts import MachineLabels, MachineRead, MachineStatus, Page
 from app.db import machines
 from app.server.deps import Admin, DatabaseDep, Reader
+from app.server.limits import MAX_OFFSET
 
 router = APIRouter(prefix="/machines", tags=["machines"])
 
@@ -19,7 +20,7 @@ def list_machines(
     status: MachineStatus | None = None,
     search: Annotated[str | None, Query(max_length=200, description="Part of the hostname.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Page[MachineRead]:
     with db.reading() as session:
         return machines.page(session, status=status, search=search, limit=limit, offset=offset)

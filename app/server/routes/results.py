@@ -11,6 +11,7 @@ from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus
 from app.db import results
 from app.db.results import ResultFilter
 from app.server.deps import DatabaseDep, Reader
+from app.server.limits import MAX_OFFSET
 
 router = APIRouter(prefix="/results", tags=["results"])
 
@@ -22,7 +23,7 @@ def result_filter(
     runtime: Annotated[str | None, Query(max_length=64)] = None,
     precision: Precision | None = None,
     device_kind: DeviceKind | None = None,
-    batch_size: Annotated[int | None, Query(ge=1)] = None,
+    batch_size: Annotated[int | None, Query(ge=1, le=100_000_000)] = None,
     status: ResultStatus | None = None,
 ) -> ResultFilter:
     return ResultFilter(
@@ -46,7 +47,7 @@ def list_results(
     _reader: Reader,
     db: DatabaseDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Page[ResultRead]:
     with db.reading() as session:
         return results.page(session, where, limit=limit, offset=offset)
