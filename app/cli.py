@@ -65,6 +65,8 @@ def server(
     if settings.migrate_on_start:
         migrate.upgrade(url)
     typer.echo(f"hwadvisor {__version__}: database {_shown_url(url)}", err=True)
+    if workers > 1:
+        _share_metrics_between_workers(settings.data_dir)
     uvicorn.run(
         "app.server.app:create_app",
         factory=True,
@@ -74,6 +76,20 @@ def server(
         log_level="info",
         access_log=False,  # the server logs each request itself, with its request id
     )
+
+
+def _share_metrics_between_workers(data_dir: Path) -> None:
+    """Several worker processes: prometheus_client keeps each one's counters in files in one folder,
+    and /metrics sums them (app/server/observability.py). Emptied at start: counters begin at zero."""
+    import os
+    import shutil
+
+    from app.server.observability import MULTIPROC_ENV
+
+    folder = Path(os.environ.get(MULTIPROC_ENV) or data_dir / "metrics")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    os.environ[MULTIPROC_ENV] = str(folder)
 
 
 @cli.command()

@@ -44,8 +44,15 @@ class ServerProcess:
     """`hwadvisor server` as a child process; stop() is SIGTERM, kill() is SIGKILL."""
 
     def __init__(
-        self, database_url: str, data_dir: Path, *, port: int | None = None, env: dict[str, str] | None = None
+        self,
+        database_url: str,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
     ):
+        self.args = args
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -61,7 +68,10 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         log = self.log_path.open("a")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app", "server", "--port", str(self.port)], env=self.env, stdout=log, stderr=log
+            [sys.executable, "-m", "app", "server", "--port", str(self.port), *self.args],
+            env=self.env,
+            stdout=log,
+            stderr=log,
         )
         log.close()
 

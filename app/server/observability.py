@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import os
 import re
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
@@ -30,6 +31,9 @@ from app.db.models import JobRow, ResultRow
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 _SANE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
+
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics:
@@ -52,10 +56,19 @@ class Metrics:
         )
 
     def watch(self, db: Database) -> None:
-        self.registry.register(DatabaseCollector(db))
+        self.database = DatabaseCollector(db)
+        self.registry.register(self.database)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        """This process's metrics; with several workers (PROMETHEUS_MULTIPROC_DIR set, as
+        `hwadvisor server --workers N` does), every worker's counters summed, whichever one is asked."""
+        if not os.environ.get(MULTIPROC_ENV):
+            return generate_latest(self.registry)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        if getattr(self, "database", None) is not None:
+            registry.register(self.database)
+        return generate_latest(registry)
 
 
 class DatabaseCollector(Collector):
