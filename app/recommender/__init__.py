@@ -2,8 +2,9 @@
 
 ``evidence`` gathers what was measured (the lab's results, published ones), ``estimators`` turns it
 into measured / interpolated / predicted estimates (``scaling`` transfers across hardware,
-``interpolate`` along a curve, ``roofline`` from specs alone), ``power`` offers capped GPUs,
-``objectives`` ranks, and ``engine`` puts it together.
+``interpolate`` along a curve, ``roofline`` from specs alone, each a ``guess`` until listed),
+``space`` says which configs to estimate on which hardware, ``ranking`` applies the constraints
+(``power`` offers capped GPUs) and ranks by the ``objectives`` registry, and ``engine`` puts it together.
 """
 
 from app.recommender.engine import predict, recommend

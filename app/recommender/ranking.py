@@ -1,0 +1,174 @@
+"""Candidates against the constraints (rejected with reasons, or offered power-capped), ranked by the
+objective, the Pareto front of throughput vs power marked; only what is listed becomes wire models."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from app.contracts import Candidate, EstimateKind, PowerBasis, Recommendation, Rejection, WorkloadSpec
+from app.recommender.estimators import Config
+from app.recommender.evidence import Hardware
+from app.recommender.guess import Guess
+from app.recommender.objectives import Scored, objectives, pareto
+from app.recommender.power import capped
+
+_POWER_WORDS = {
+    PowerBasis.tdp: "its TDP; nothing measured it",
+    PowerBasis.transferred: "its TDP times the share the references drew",
+    PowerBasis.capped: "its power cap",
+}
+KIND_ORDER = {EstimateKind.measured: 2, EstimateKind.interpolated: 1, EstimateKind.predicted: 0}
+SECONDS_PER_YEAR = 365.25 * 86400
+MAX_REJECTED = 200
+
+
+class Option(NamedTuple):
+    """One hardware x config with its estimate (a tuple: there are tens of thousands per answer)."""
+
+    hardware: Hardware
+    config: Config
+    estimate: Guess
+
+
+def _limits(spec: WorkloadSpec) -> float | None:
+    """The per-device power budget: the tighter of the device budget and the system budget shared out."""
+    c = spec.constraints
+    shares = [
+        b
+        for b in (c.power_budget_w, c.system_power_budget_w / c.device_count if c.system_power_budget_w else None)
+        if b
+    ]
+    return min(shares) if shares else None
+
+
+def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[str]:
+    c, e, name = spec.constraints, option.estimate, option.hardware.ref.name
+    n = c.device_count
+    at = f"at batch {option.config.batch_size}"
+    reasons = []
+    if c.power_budget_w is not None or c.system_power_budget_w is not None:
+        if e.power_w is None:
+            catalog_id = option.hardware.ref.catalog_id or "<id>"
+            reasons.append(
+                f"{name} has no measured power and no TDP in the catalog, so the power budget cannot be checked "
+                f"(set tdp_w: PUT /api/v1/catalog/{catalog_id})"
+            )
+        else:
+            words = _POWER_WORDS.get(e.power_basis) if e.power_basis is not None else None
+            basis = f" ({words})" if words else ""
+            if c.power_budget_w is not None and e.power_w > c.power_budget_w:
+                reasons.append(f"{name} draws {e.power_w:,.0f} W {at}{basis}, budget {c.power_budget_w:,.0f} W")
+            if c.system_power_budget_w is not None and e.power_w * n > c.system_power_budget_w:
+                reasons.append(
+                    f"{n} x {name} draw {e.power_w * n:,.0f} W {at}{basis}, "
+                    f"system budget {c.system_power_budget_w:,.0f} W"
+                )
+    if c.latency_p99_slo_ms is not None:
+        if e.latency_p99_ms is None:
+            reasons.append(f"no p99 latency known for {name} {at}")
+        elif e.latency_p99_ms > c.latency_p99_slo_ms:
+            reasons.append(f"p99 latency {e.latency_p99_ms:,.1f} ms {at} is over the {c.latency_p99_slo_ms:g} ms SLO")
+    if c.min_throughput_samples_per_s is not None and e.throughput_samples_per_s * n < c.min_throughput_samples_per_s:
+        reasons.append(
+            f"{n} x {name} give {e.throughput_samples_per_s * n:,.1f}/s {at}, "
+            f"under the {c.min_throughput_samples_per_s:,.0f}/s asked"
+        )
+    if c.max_price_usd is not None:
+        if price is None:
+            reasons.append(f"no price known for {name} (set price_usd: PUT /api/v1/catalog/<id>)")
+        elif price * n > c.max_price_usd:
+            reasons.append(f"{n} x ${price:,.0f} = ${price * n:,.0f} is over the ${c.max_price_usd:,.0f} limit")
+    return reasons
+
+
+def _price(h: Hardware) -> float | None:
+    if h.spec is None:
+        return None
+    return h.spec.price_usd if h.spec.price_usd is not None else h.spec.release_price_usd
+
+
+def _score(spec: WorkloadSpec, e: Guess, price: float | None) -> Scored:
+    throughput = e.throughput_samples_per_s
+    per_w = throughput / e.power_w if e.power_w else None
+    joules = e.power_w / throughput if e.power_w is not None else None
+    cost = None
+    if price is not None and e.power_w is not None:
+        per_second = (
+            price / (spec.amortisation_years * SECONDS_PER_YEAR)
+            + e.power_w / 1000 / 3600 * spec.electricity_usd_per_kwh
+        )
+        cost = per_second * 1e6 / throughput
+        cost = cost if math.isfinite(cost) else None
+    return Scored(
+        throughput, throughput * spec.constraints.device_count, e.latency_p99_ms, e.power_w, per_w, joules, cost
+    )
+
+
+def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recommendation:
+    budget = _limits(spec)
+    feasible: list[tuple[Option, Scored, float | None]] = []
+    rejected: list[tuple[Option, list[str]]] = []
+    for option in options:
+        price = _price(option.hardware)
+        reasons = _reasons(spec, option, price)
+        if reasons:
+            rejected.append((option, reasons))
+            power_only = all(" budget " in r and " draw" in r for r in reasons)
+            if budget is not None and power_only:
+                lower = capped(option.hardware, option.estimate, budget)
+                if lower is not None:
+                    option = option._replace(estimate=lower)
+                    if not _reasons(spec, option, price):
+                        feasible.append((option, _score(spec, option.estimate, price), price))
+            continue
+        feasible.append((option, _score(spec, option.estimate, price), price))
+    key = objectives.get(spec.objective.value)
+    feasible.sort(key=lambda item: (key(item[1]), KIND_ORDER[item[0].estimate.kind], item[1].throughput), reverse=True)
+    front = pareto([(s.throughput, s.power_w if s.power_w is not None else float("inf")) for _, s, _ in feasible])
+    candidates = [
+        _candidate(rank, option, scored, price, spec, on_front)
+        for rank, ((option, scored, price), on_front) in enumerate(zip(feasible, front, strict=True), start=1)
+        if rank <= spec.limit
+    ]
+    if len(feasible) > spec.limit:
+        notes.append(f"{len(feasible)} feasible candidates; the best {spec.limit} are listed (raise limit for more)")
+    rejected.sort(key=lambda r: r[0].estimate.throughput_samples_per_s, reverse=True)
+    if len(rejected) > MAX_REJECTED:
+        notes.append(f"{len(rejected)} candidates rejected; the {MAX_REJECTED} fastest are listed")
+    listed = [_rejection(option, reasons) for option, reasons in rejected[:MAX_REJECTED]]
+    return Recommendation(query=spec, candidates=candidates, rejected=listed, notes=notes)
+
+
+def _rejection(option: Option, reasons: list[str]) -> Rejection:
+    return Rejection(
+        hardware=option.hardware.ref,
+        runtime=option.config.runtime,
+        precision=option.config.precision,
+        batch_size=option.config.batch_size,
+        threads=option.config.threads,
+        estimate=option.estimate.to_contract(),
+        reasons=reasons,
+    )
+
+
+def _candidate(
+    rank: int, option: Option, s: Scored, price: float | None, spec: WorkloadSpec, on_front: bool
+) -> Candidate:
+    n = spec.constraints.device_count
+    return Candidate(
+        rank=rank,
+        hardware=option.hardware.ref,
+        runtime=option.config.runtime,
+        precision=option.config.precision,
+        batch_size=option.config.batch_size,
+        threads=option.config.threads,
+        estimate=option.estimate.to_contract(),
+        throughput_per_w=s.throughput_per_w,
+        energy_per_sample_j=s.energy_per_sample_j,
+        price_usd=price,
+        cost_per_million_samples_usd=s.cost_per_million_usd,
+        system_throughput_samples_per_s=s.system_throughput,
+        system_power_w=s.power_w * n if s.power_w is not None else None,
+        pareto=on_front,
+    )
