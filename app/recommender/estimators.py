@@ -206,7 +206,7 @@ def interpolated(hardware: Hardware, config: Config, evidence: Evidence) -> Gues
             power_basis=basis,
             explain=(
                 f"interpolated on {curve[0].hardware.label} between {axis} {at.low_x:g} and {at.high_x:g} "
-                f"(measured {at.low_value:,.1f} and {at.high_value:,.1f}/s)"
+                f"(measured {at.low_value:,.1f} and {at.high_value:,.1f}/s)" + _power_words(basis)
             ),
         )
     return None

@@ -288,7 +288,7 @@ function drawThreads(where, results) {
   box.id = "chart-threads";
   where.append(box);
   if (!new Set(cpu.map((r) => r.threads)).size) {
-    box.append(h("p", { class: "muted", text: "No CPU results with thread counts." }));
+    box.querySelector(".chart").replaceWith(h("p", { class: "muted", text: "No CPU results with thread counts." }));
     return;
   }
   chart(canvas, {
@@ -305,7 +305,7 @@ function drawPower(where, results) {
   box.id = "chart-power";
   where.append(box);
   if (!powered.length) {
-    box.append(h("p", { class: "muted", text: "No result with a power reading." }));
+    box.querySelector(".chart").replaceWith(h("p", { class: "muted", text: "No result with a power reading." }));
     return;
   }
   chart(canvas, {
