@@ -4,7 +4,7 @@ objective, the Pareto front of throughput vs power marked; only what is listed b
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from app.contracts import Candidate, EstimateKind, PowerBasis, Recommendation, Rejection, WorkloadSpec
 from app.recommender.estimators import Config
@@ -140,16 +140,21 @@ def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recomme
     return Recommendation(query=spec, candidates=candidates, rejected=listed, notes=notes)
 
 
+def _listed(option: Option) -> dict[str, Any]:
+    """What a candidate and a rejection both say: the hardware, the config, the estimate."""
+    config = option.config
+    return {
+        "hardware": option.hardware.ref,
+        "runtime": config.runtime,
+        "precision": config.precision,
+        "batch_size": config.batch_size,
+        "threads": config.threads,
+        "estimate": option.estimate.to_contract(),
+    }
+
+
 def _rejection(option: Option, reasons: list[str]) -> Rejection:
-    return Rejection(
-        hardware=option.hardware.ref,
-        runtime=option.config.runtime,
-        precision=option.config.precision,
-        batch_size=option.config.batch_size,
-        threads=option.config.threads,
-        estimate=option.estimate.to_contract(),
-        reasons=reasons,
-    )
+    return Rejection(**_listed(option), reasons=reasons)
 
 
 def _candidate(
@@ -157,13 +162,8 @@ def _candidate(
 ) -> Candidate:
     n = spec.constraints.device_count
     return Candidate(
+        **_listed(option),
         rank=rank,
-        hardware=option.hardware.ref,
-        runtime=option.config.runtime,
-        precision=option.config.precision,
-        batch_size=option.config.batch_size,
-        threads=option.config.threads,
-        estimate=option.estimate.to_contract(),
         throughput_per_w=s.throughput_per_w,
         energy_per_sample_j=s.energy_per_sample_j,
         price_usd=price,
