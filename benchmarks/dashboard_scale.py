@@ -29,9 +29,9 @@ import httpx
 
 from app.contracts import Result
 from app.db import migrate
-from tests.factories import h100_spec, machine_spec, run_report
+from tests.factories import Api, run_report
 from tests.processes import ADMIN, ServerProcess
-from tests.recommender.lab import gpu_machine, measured
+from tests.recommender.lab import cpu_machine, gpu_machine, measured
 from tests.web.conftest import CHROMIUM
 
 PARTS = ["h100-sxm5-80gb", "a100-sxm4-80gb", "l4", None]
@@ -72,34 +72,16 @@ def _results(part: str | None, n: int) -> list[Result]:
 
 def seed(base: str, machines: int, per_machine: int) -> str:
     with httpx.Client(base_url=base, timeout=60) as http:
-        enrollment = http.post("/api/v1/tokens", json={"kind": "enrollment"}, headers=ADMIN_HEADERS).json()["token"]
 
         def one(i: int) -> str:
             part = PARTS[i % len(PARTS)]
             name = f"node-{i:04d}"
-            if part is None:
-                spec = machine_spec(hostname=name, devices=[d for d in h100_spec().devices if d.id == "cpu"])
-            else:
-                spec = gpu_machine(part, name)
+            spec = cpu_machine(name) if part is None else gpu_machine(part, name)
             with httpx.Client(base_url=base, timeout=60) as client:
-                enrolled = client.post(
-                    "/api/v1/agents/enroll",
-                    json={"spec": spec.model_dump(mode="json")},
-                    headers={"Authorization": f"Bearer {enrollment}"},
-                ).json()
-                client.post(
-                    f"/api/v1/machines/{enrolled['machine_id']}/approve", headers=ADMIN_HEADERS
-                ).raise_for_status()
-                report = run_report(spec, results=_results(part, per_machine))
-                client.post(
-                    "/api/v1/runs",
-                    content=report.model_dump_json(),
-                    headers={
-                        "Authorization": f"Bearer {enrolled['machine_token']}",
-                        "content-type": "application/json",
-                    },
-                ).raise_for_status()
-                return str(enrolled["machine_id"])
+                api = Api(client, ADMIN)
+                machine_id, token = api.enroll(spec)
+                api.post_run(token, run_report(spec, results=_results(part, per_machine))).raise_for_status()
+                return str(machine_id)
 
         with ThreadPoolExecutor(8) as pool:
             ids = list(pool.map(one, range(machines)))

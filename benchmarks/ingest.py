@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 from app.config import Settings
 from app.db import migrate
 from app.db.models import ResultRow
-from tests.factories import machine_spec, result, run_report
+from tests.factories import Api, machine_spec, result, run_report
 from tests.processes import ADMIN, server_process
 
 BATCH = 1000
@@ -35,18 +35,12 @@ SMALL = 10
 CLIENTS = 32
 
 
-def _enroll(base: str) -> str:
-    admin = {"Authorization": f"Bearer {ADMIN}"}
+def _enroll(base: str) -> tuple[str, str]:
+    """(a machine token, the machine's spec as JSON) for one enrolled, approved machine."""
+    spec = machine_spec()
     with httpx.Client(base_url=base, timeout=30) as http:
-        enrollment = http.post("/api/v1/tokens", json={"kind": "enrollment"}, headers=admin).json()["token"]
-        spec = machine_spec()
-        enrolled = http.post(
-            "/api/v1/agents/enroll",
-            json={"spec": spec.model_dump(mode="json")},
-            headers={"Authorization": f"Bearer {enrollment}"},
-        ).json()
-        http.post(f"/api/v1/machines/{enrolled['machine_id']}/approve", headers=admin).raise_for_status()
-        return str(enrolled["machine_token"]), spec.model_dump_json()
+        _machine_id, token = Api(http, ADMIN).enroll(spec)
+    return token, spec.model_dump_json()
 
 
 def _bodies(spec_json: str, n_runs: int, n_results: int) -> list[bytes]:

@@ -24,7 +24,7 @@ from sqlalchemy import create_engine, func, select
 
 from app.db import migrate
 from app.db.models import ResultRow
-from tests.factories import machine_spec, result, run_report
+from tests.factories import Api, machine_spec, result, run_report
 from tests.processes import ADMIN, ServerProcess
 
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
@@ -44,16 +44,11 @@ class Tally:
             self.statuses[f"{kind} {response.status_code if response is not None else error}"] += 1
 
 
-def agent(base: str, enrollment: str, stop: threading.Event, tally: Tally) -> None:
+def agent(base: str, stop: threading.Event, tally: Tally) -> None:
     spec = machine_spec()
     with httpx.Client(base_url=base, timeout=30) as http:
-        enrolled = http.post(
-            "/api/v1/agents/enroll",
-            json={"spec": spec.model_dump(mode="json")},
-            headers={"Authorization": f"Bearer {enrollment}"},
-        ).json()
-        http.post(f"/api/v1/machines/{enrolled['machine_id']}/approve", headers=ADMIN_HEADERS).raise_for_status()
-        headers = {"Authorization": f"Bearer {enrolled['machine_token']}", "content-type": "application/json"}
+        _machine_id, token = Api(http, ADMIN).enroll(spec)
+        headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
         results = [result(batch_size=b) for b in range(1, RESULTS_PER_RUN + 1)]
         while not stop.is_set():
             started = time.perf_counter()
@@ -105,10 +100,7 @@ def run(url: str, data: Path, agents: int, readers: int, seconds: float) -> None
     tally = Tally()
     stop = threading.Event()
     try:
-        enrollment = httpx.post(
-            f"{server.url}/api/v1/tokens", json={"kind": "enrollment"}, headers=ADMIN_HEADERS
-        ).json()["token"]
-        threads = [threading.Thread(target=agent, args=(server.url, enrollment, stop, tally)) for _ in range(agents)]
+        threads = [threading.Thread(target=agent, args=(server.url, stop, tally)) for _ in range(agents)]
         threads += [threading.Thread(target=reader, args=(server.url, stop, tally)) for _ in range(readers)]
         for thread in threads:
             thread.start()

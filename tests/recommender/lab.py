@@ -26,6 +26,11 @@ def gpu_machine(catalog_id: str, hostname: str) -> MachineSpec:
     return machine_spec(hostname=hostname, devices=devices)
 
 
+def cpu_machine(hostname: str) -> MachineSpec:
+    """The replayed H100 machine without its GPU: a CPU-only box (generic CPU name, as under KVM)."""
+    return machine_spec(hostname=hostname, devices=[d for d in h100_spec().devices if d.id == "cpu"])
+
+
 def measured(batch: int, throughput: float, power: float, **changes: Any) -> Any:
     latency = batch / throughput * 1000
     return result(
@@ -74,7 +79,7 @@ def build(api: Api) -> dict[str, uuid.UUID]:
 
 def cpu_run(api: Api) -> None:
     """A CPU measured at two thread counts (its part is not in the catalog: generic name under KVM)."""
-    spec = machine_spec(hostname="node-cpu", devices=[d for d in h100_spec().devices if d.id == "cpu"])
+    spec = cpu_machine("node-cpu")
     _machine_id, token = api.enroll(spec)
     results = [
         measured(8, 20, 90, device="cpu", runtime="onnxruntime-cpu", precision="fp32", threads=t, power_source="rapl")
