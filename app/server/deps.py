@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -49,6 +50,10 @@ def check_csrf(request: Request) -> None:
         )
 
 
+def _missing_token() -> AuthError:
+    return AuthError("missing bearer token", hint="send the header 'Authorization: Bearer <token>'")
+
+
 def get_principal(
     request: Request,
     db: DatabaseDep,
@@ -61,7 +66,7 @@ def get_principal(
     else:
         cookie = request.cookies.get(SESSION_COOKIE)
         if cookie is None:
-            raise AuthError("missing bearer token", hint="send the header 'Authorization: Bearer <token>'")
+            raise _missing_token()
         if request.method not in SAFE_METHODS:
             check_csrf(request)
         secret = cookie
@@ -98,22 +103,20 @@ def authenticate_limited(request: Request, db: Database, settings: Settings, sec
         raise
 
 
-def get_enroller(
+def get_enrolling_principal(
     request: Request,
     db: DatabaseDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
+    """The caller of the enrolment, from the bearer header, with failures rate-limited."""
     if credentials is None:
-        raise AuthError("missing bearer token", hint="send the enrollment token as 'Authorization: Bearer <token>'")
-    principal = authenticate_limited(request, db, settings, credentials.credentials, "enrollment")
-    if principal.kind is not TokenKind.enrollment:
-        raise ForbiddenError(f"a {principal.kind.value} token may not enrol a machine; this needs an enrollment token")
-    return principal
+        raise _missing_token()
+    return authenticate_limited(request, db, settings, credentials.credentials, "enrollment")
 
 
-def _allow(*kinds: TokenKind, what: str) -> object:
-    def check(principal: PrincipalDep) -> Principal:
+def _allow(*kinds: TokenKind, what: str, caller: Callable[..., Principal] = get_principal) -> object:
+    def check(principal: Principal = Depends(caller)) -> Principal:
         if principal.kind not in kinds:
             allowed = " or ".join(k.value for k in kinds)
             raise ForbiddenError(f"a {principal.kind.value} token may not {what}; this needs {allowed}")
@@ -125,4 +128,4 @@ def _allow(*kinds: TokenKind, what: str) -> object:
 Admin = Annotated[Principal, _allow(TokenKind.admin, what="administer the server")]
 Reader = Annotated[Principal, _allow(TokenKind.admin, TokenKind.readonly, what="read lab data")]
 MachineAgent = Annotated[Principal, _allow(TokenKind.machine, what="upload runs")]
-Enroller = Annotated[Principal, Depends(get_enroller)]
+Enroller = Annotated[Principal, _allow(TokenKind.enrollment, what="enrol a machine", caller=get_enrolling_principal)]
