@@ -32,7 +32,7 @@ from app.db import migrate
 from tests.factories import Api, run_report
 from tests.processes import ADMIN, ServerProcess
 from tests.recommender.lab import cpu_machine, gpu_machine, measured
-from tests.web.conftest import CHROMIUM
+from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
 
 PARTS = ["h100-sxm5-80gb", "a100-sxm4-80gb", "l4", None]
 WORKLOADS = ["resnet50/infer", "bert_base/infer", "lstm/infer", "mobilenet_v2/infer", "alexnet/infer"]
@@ -117,7 +117,7 @@ def measure(base: str, machine_id: str, second: str, rounds: int) -> dict[str, l
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            args=CHROMIUM_ARGS,
         )
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(base + "/")

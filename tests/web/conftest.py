@@ -17,6 +17,7 @@ from tests.processes import ADMIN, ServerProcess
 from tests.recommender.lab import build, cpu_run
 
 CHROMIUM = os.environ.get("HWADVISOR_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
 
 
@@ -56,7 +57,7 @@ def browser() -> Iterator[object]:
     with sync_playwright() as playwright:
         instance = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            args=CHROMIUM_ARGS,
         )
         try:
             yield instance

@@ -653,9 +653,8 @@ async function route() {
 }
 
 window.addEventListener("hashchange", route);
-window.addEventListener("DOMContentLoaded", async () => {
+window.addEventListener("DOMContentLoaded", () => {
   // no animation: a chart shows its numbers at once (and a screenshot never catches bars half grown)
   window.Chart.defaults.animation = false;
-  await whoAmI();
-  route();
+  route(); // it asks who is logged in
 });
