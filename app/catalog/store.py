@@ -53,17 +53,16 @@ def entry(session: Session, catalog_id: str) -> CatalogHardware:
 def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHardware:
     """Override fields of a shipped entry, or add (or change) the lab's own entry."""
     changes = patch.model_dump(exclude_unset=True)
-    shipped = {e.id for e in load()}
+    base = next((e for e in load() if e.id == catalog_id), None)  # the shipped entry, if there is one
     row = session.get(CatalogEntry, catalog_id)
     if row is None:
-        if catalog_id not in shipped:
+        if base is None:
             missing = [f for f in ("kind", "vendor", "name") if not changes.get(f)]
             if missing:
                 raise InvalidInput(
                     f"a new catalog entry needs {', '.join(missing)}",
                     hint="give kind ('gpu' or 'cpu'), vendor and name with the figures you know",
                 )
-        base = next((e for e in load() if e.id == catalog_id), None)
         row = CatalogEntry(
             id=catalog_id,
             kind=changes.get("kind") or (base.kind if base else "gpu"),
@@ -74,7 +73,7 @@ def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHard
             source="user",
         )
         session.add(row)
-    if catalog_id in shipped:
+    if base is not None:
         row.overrides = {**row.overrides, **changes}
     else:
         row.specs = {**row.specs, **{k: v for k, v in changes.items() if k != "note"}, "id": catalog_id}

@@ -86,16 +86,15 @@ def authenticate_limited(request: Request, db: Database, settings: Settings, sec
     """authenticate(), refused with 429 once a client has failed too often in the current window;
     every failure is counted in the database, so all workers share the allowance."""
     key = f"{scope}:{client_host(request)}"
-    with db.reading() as session:
-        count, retry_after = ratelimit.failures(session, key, window_s=settings.auth_window_s)
-    if count >= settings.auth_failures_per_window:
-        raise RateLimited(
-            f"too many failed {scope} attempts from {client_host(request)}",
-            retry_after_s=retry_after,
-            hint=f"try again in {retry_after} s, with a valid token",
-        )
     try:
         with db.reading() as session:
+            count, retry_after = ratelimit.failures(session, key, window_s=settings.auth_window_s)
+            if count >= settings.auth_failures_per_window:
+                raise RateLimited(
+                    f"too many failed {scope} attempts from {client_host(request)}",
+                    retry_after_s=retry_after,
+                    hint=f"try again in {retry_after} s, with a valid token",
+                )
             return tokens.authenticate(session, secret, env_admin_token=settings.admin_token)
     except AuthError:
         with db.writing() as session:
