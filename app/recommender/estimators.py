@@ -96,10 +96,13 @@ def _tdp_power(hardware: Hardware) -> tuple[float | None, PowerBasis | None]:
 
 
 def _power_words(basis: PowerBasis | None) -> str:
+    """How an explanation ends: where its power figure came from (nothing when it was measured)."""
     if basis is PowerBasis.measured:
         return ""
     if basis is PowerBasis.tdp:
         return "; power is the board TDP (not measured)"
+    if basis is PowerBasis.transferred:
+        return "; power is its TDP times the share of TDP the references drew"
     return "; power unknown: not measured, and no catalog entry with a TDP"
 
 
@@ -304,19 +307,10 @@ def _predicted(hardware: Hardware, config: Config, evidence: Evidence) -> Guess 
     else:
         power, basis = _tdp_power(hardware)
     tails = [p.latency_p99_ms / _batch_time_ms(config_at(p), p.throughput) for p in refs if p.latency_p99_ms]
-    batch = config.batch_size
-    latency = batch / throughput * 1000 * (statistics.median(tails) if tails else 1.0)
+    latency = _batch_time_ms(config, throughput) * (statistics.median(tails) if tails else 1.0)
     names = ", ".join(sorted({p.hardware.spec.name for p in refs if p.hardware.spec}))
     split = ", ".join(f"{term} {share:.0%}" for term, share in result.split.items() if share >= 0.005)
     how = "split learned from" if result.learned else "ridge-point split (too few to learn it) from"
-    power_words = (
-        {
-            PowerBasis.transferred: "power is its TDP times the share of TDP the references drew",
-            PowerBasis.tdp: "power is the board TDP (nothing measured it)",
-        }.get(basis, "power unknown")
-        if basis
-        else "power unknown: the catalog has no TDP"
-    )
     return Guess(
         kind=EstimateKind.predicted,
         source=config.source,
@@ -328,8 +322,8 @@ def _predicted(hardware: Hardware, config: Config, evidence: Evidence) -> Guess 
         references=sorted({p.hardware.label for p in refs}),
         explain=(
             f"predicted by roofline scaling ({split}) with the {how} {len(refs)} part(s) "
-            f"{_source_words(config.source)} measured: {names}; leave-one-out error ±{result.error_pct:.0f}%; "
-            + power_words
+            f"{_source_words(config.source)} measured: {names}; leave-one-out error ±{result.error_pct:.0f}%"
+            + _power_words(basis)
         ),
     )
 
