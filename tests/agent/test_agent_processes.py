@@ -46,11 +46,17 @@ def enrolled_agent(server: ServerProcess, admin: Admin, home: Path, instance: st
     return agent, machine_id
 
 
-def test_server_killed_mid_run_loses_and_duplicates_nothing(server: ServerProcess, tmp_path: Path) -> None:
+def agent_on_a_job(server: ServerProcess, home: Path) -> tuple[Admin, AgentProcess, str, str]:
+    """An enrolled, approved agent started on a job of its own: (admin, agent, machine id, job id)."""
     admin = Admin(server.url)
-    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
+    agent, machine_id = enrolled_agent(server, admin, home, "a")
     job_id = admin.job(SUITE, machine_id=machine_id)
     agent.start(ITERATIONS)
+    return admin, agent, machine_id, job_id
+
+
+def test_server_killed_mid_run_loses_and_duplicates_nothing(server: ServerProcess, tmp_path: Path) -> None:
+    admin, agent, machine_id, job_id = agent_on_a_job(server, tmp_path)
     try:
         wait_for("two configs done", lambda: admin.get_job(job_id)["configs_done"] >= 2)
         server.kill()
@@ -69,10 +75,7 @@ def test_server_killed_mid_run_loses_and_duplicates_nothing(server: ServerProces
 def test_agent_killed_mid_job_is_requeued_and_completed_by_a_restarted_agent(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    admin = Admin(server.url)
-    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
-    job_id = admin.job(SUITE, machine_id=machine_id)
-    agent.start(ITERATIONS)
+    admin, agent, machine_id, job_id = agent_on_a_job(server, tmp_path)
     wait_for("a config done", lambda: admin.get_job(job_id)["configs_done"] >= 1)
     agent.kill()
     assert admin.get_job(job_id)["status"] == "running"
@@ -133,10 +136,7 @@ def test_bad_tokens_exit_non_zero_with_a_clear_message_and_store_nothing(server:
 def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    admin = Admin(server.url)
-    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
-    job_id = admin.job(SUITE, machine_id=machine_id)
-    agent.start(ITERATIONS)
+    admin, agent, machine_id, job_id = agent_on_a_job(server, tmp_path)
     wait_for("a config done", lambda: admin.get_job(job_id)["configs_done"] >= 1)
     assert agent.stop() == 0, agent.log()
     job = admin.get_job(job_id)
