@@ -1,0 +1,71 @@
+"""Published results and the lab's changes to catalog entries."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from app.contracts.common import (
+    Label,
+    Name,
+    Positive,
+    Precision,
+    Strict,
+    Text,
+    WorkloadName,
+)
+
+
+class PublicResult(Strict):
+    """A measured result someone else published; kept apart from the lab's under source 'public:...'."""
+
+    source: Annotated[str, Field(pattern=r"^public:[a-z0-9][a-z0-9_.\-]{0,60}$")]
+    hardware_id: Name
+    hardware_name: Label
+    workload: WorkloadName
+    unit: Annotated[str, Field(max_length=32)] = "samples/s"
+    runtime: Name
+    precision: Precision
+    batch_size: int = Field(ge=1, le=100_000_000, description="Recommendation models (NCF) use millions.")
+    devices: int = Field(default=1, ge=1, le=1024)
+    throughput_samples_per_s: Positive = Field(description="For all the devices together.")
+    latency_p99_ms: Positive | None = None
+    mean_power_w: Positive | None = None
+    note: Text | None = None
+
+
+class PublicImportReport(Strict):
+    imported: int
+    source: str
+
+
+Peak = Annotated[float, Field(ge=0.001, le=1e6, description="TFLOP/s (int8: TOP/s), dense.")]
+Watts = Annotated[float, Field(ge=1, le=100_000)]
+
+
+class CatalogPatch(Strict):
+    """Fields a user may set on a catalog entry (their own price quote, a spec the datasets lack)."""
+
+    kind: Literal["gpu", "cpu"] | None = None
+    vendor: Label | None = None
+    name: Label | None = None
+    peak_fp32_tflops: Peak | None = None
+    peak_tf32_tflops: Peak | None = None
+    peak_bf16_tflops: Peak | None = None
+    peak_fp16_tflops: Peak | None = None
+    peak_int8_tops: Peak | None = None
+    memory_gb: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
+    memory_bandwidth_gb_s: Annotated[float, Field(ge=0.1, le=1e6)] | None = None
+    tdp_w: Watts | None = None
+    power_limit_min_w: Watts | None = None
+    power_limit_max_w: Watts | None = None
+    price_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    note: Text | None = None
+
+    @model_validator(mode="after")
+    def _names_are_not_null(self) -> CatalogPatch:
+        for name in ("kind", "vendor", "name"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null (leave it out to keep it)")
+        return self

@@ -1,0 +1,193 @@
+"""Machines, enrolment, tokens, sessions, jobs and heartbeats: the fleet's wire models."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from app.contracts.common import (
+    INT32_MAX,
+    Name,
+    Strict,
+    Text,
+)
+from app.contracts.machine import (
+    MachineSpec,
+)
+
+# --------------------------------------------------------------------------- machines & auth
+
+
+class MachineStatus(StrEnum):
+    pending = "pending"
+    online = "online"
+    busy = "busy"
+    offline = "offline"
+    retired = "retired"
+
+
+class MachineRead(Strict):
+    id: uuid.UUID
+    fingerprint: str
+    hostname: str
+    status: MachineStatus
+    agent_state: str | None = None
+    labels: dict[str, str]
+    created_at: datetime
+    last_seen_at: datetime | None
+    hardware: str | None = Field(default=None, description="One line: its GPUs and CPU, e.g. '8 x NVIDIA H100 ...'.")
+    spec: MachineSpec | None = None
+
+
+class EnrollRequest(Strict):
+    spec: MachineSpec
+
+
+class EnrollResponse(Strict):
+    machine_id: uuid.UUID
+    machine_token: str
+    status: MachineStatus
+
+
+class TokenKind(StrEnum):
+    admin = "admin"
+    enrollment = "enrollment"
+    machine = "machine"
+    readonly = "readonly"
+
+
+class TokenCreate(Strict):
+    kind: Literal[TokenKind.enrollment, TokenKind.readonly]
+    note: Annotated[str, Field(max_length=200)] = ""
+    expires_in_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
+    max_uses: int | None = Field(
+        default=None, ge=1, le=INT32_MAX, description="Enrollment tokens only; unset is unlimited."
+    )
+
+
+class SessionLogin(Strict):
+    token: Annotated[str, Field(min_length=1, max_length=400)]
+
+
+class SessionInfo(Strict):
+    kind: TokenKind | None = Field(description="null: not logged in.")
+
+
+class TokenRead(Strict):
+    id: str
+    kind: TokenKind
+    note: str
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    uses: int
+    max_uses: int | None
+    machine_id: uuid.UUID | None
+
+
+class TokenIssued(TokenRead):
+    token: str = Field(description="The secret; shown once, stored only as a hash.")
+
+
+# --------------------------------------------------------------------------- jobs & asks
+
+
+class JobStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    done = "done"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+Selector = dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]]
+SUITE_TOML_MAX = 64 * 1024
+BUILT_IN_SUITES = ("quick", "standard", "full")
+
+
+def _require_target(machine_id: uuid.UUID | None, selector: dict[str, str]) -> None:
+    if machine_id is None and not selector:
+        raise ValueError("a job needs a machine_id or a label selector (e.g. {'gpu': 'h100-sxm5-80gb'})")
+
+
+class JobCreate(Strict):
+    """Run a suite on one machine, or on every machine whose labels match the selector (one of them)."""
+
+    suite: Name = Field(description="A built-in suite (quick, standard, full), or the name of suite_toml.")
+    suite_toml: Annotated[str, Field(max_length=SUITE_TOML_MAX)] | None = Field(
+        default=None, description="A suite file's text, for a suite of your own."
+    )
+    machine_id: uuid.UUID | None = None
+    selector: Selector = Field(default_factory=dict)
+    max_attempts: int = Field(default=3, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _has_a_target(self) -> JobCreate:
+        _require_target(self.machine_id, self.selector)
+        if self.suite_toml is None and self.suite not in BUILT_IN_SUITES:
+            raise ValueError(f"suite {self.suite!r} is not built in ({', '.join(BUILT_IN_SUITES)}); send suite_toml")
+        return self
+
+
+class Job(Strict):
+    id: uuid.UUID
+    suite: Name
+    suite_toml: str | None = None
+    machine_id: uuid.UUID | None = None
+    selector: Selector = Field(default_factory=dict)
+    claimed_by: uuid.UUID | None = None
+    status: JobStatus = JobStatus.queued
+    attempts: int = Field(default=0, ge=0)
+    max_attempts: int = Field(default=3, ge=1)
+    configs_done: int = Field(default=0, ge=0)
+    configs_total: int | None = Field(default=None, ge=0)
+    created_at: datetime
+    lease_expires_at: datetime | None = None
+    message: Text | None = None
+
+    @model_validator(mode="after")
+    def _has_a_target(self) -> Job:
+        _require_target(self.machine_id, self.selector)
+        return self
+
+
+# --------------------------------------------------------------------------- suites
+
+
+class AgentState(StrEnum):
+    idle = "idle"
+    running = "running"
+    busy = "busy"
+    """The machine is not quiet enough to measure (other load); the agent waits."""
+
+
+class Heartbeat(Strict):
+    state: AgentState = AgentState.idle
+    note: Text | None = None
+    spec: MachineSpec | None = Field(default=None, description="Sent when the hardware or software changed.")
+
+
+class HeartbeatReply(Strict):
+    machine_id: uuid.UUID
+    status: MachineStatus
+    heartbeat_interval_s: float
+
+
+class JobProgress(Strict):
+    configs_done: int = Field(ge=0, le=INT32_MAX)
+    configs_total: int | None = Field(default=None, ge=0, le=INT32_MAX)
+
+
+class JobFinish(Strict):
+    """done or failed; queued hands the job back (an agent told to stop mid-job), to be run again."""
+
+    status: Literal[JobStatus.done, JobStatus.failed, JobStatus.queued]
+    message: Text | None = None
+
+
+class MachineLabels(Strict):
+    labels: dict[Annotated[str, Field(min_length=1, max_length=64)], Annotated[str, Field(max_length=200)]]

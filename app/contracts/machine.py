@@ -1,0 +1,146 @@
+"""What a machine reports about itself: CPU, memory, devices, software, power sensors."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from app.contracts.common import (
+    SCHEMA_VERSION,
+    DeviceId,
+    DeviceKind,
+    Label,
+    Name,
+    NonNegative,
+    Positive,
+    Strict,
+    Text,
+    device_kind_of,
+)
+
+
+class CpuInfo(Strict):
+    arch: Label
+    vendor: Label | None = None
+    model_name: Label
+    family: int | None = None
+    model: int | None = None
+    stepping: int | None = None
+    sockets: int = Field(ge=1)
+    physical_cores: int = Field(ge=1)
+    logical_cores: int = Field(ge=1)
+    threads_per_core: int = Field(ge=1)
+    base_mhz: NonNegative | None = None
+    max_mhz: NonNegative | None = None
+    l1d_kib: int | None = Field(default=None, ge=0)
+    l2_kib: int | None = Field(default=None, ge=0)
+    l3_kib: int | None = Field(default=None, ge=0)
+    numa_nodes: int = Field(default=1, ge=1)
+    isa_features: list[Annotated[str, Field(max_length=32)]] = Field(default_factory=list, max_length=64)
+    hypervisor: Label | None = None
+    effective_cpus: Positive = Field(description="CPUs this process may use: cgroup quota and cpuset applied.")
+    effective_cpus_reason: Text | None = None
+
+
+class MemoryInfo(Strict):
+    total_mb: NonNegative
+    available_mb: NonNegative
+    swap_total_mb: NonNegative = 0.0
+
+
+class NvidiaInfo(Strict):
+    """What NVML says of one NVIDIA GPU; None where NVML could not say."""
+
+    uuid: Label
+    compute_capability: Annotated[str, Field(pattern=r"^\d+\.\d+$")] | None = None
+    sm_count: int | None = Field(default=None, ge=1)
+    max_sm_clock_mhz: NonNegative | None = None
+    max_mem_clock_mhz: NonNegative | None = None
+    mem_bus_width_bits: int | None = Field(default=None, ge=0)
+    power_limit_w: NonNegative | None = None
+    power_default_limit_w: NonNegative | None = None
+    power_limit_min_w: NonNegative | None = None
+    power_limit_max_w: NonNegative | None = None
+    enforced_power_limit_w: NonNegative | None = None
+    power_now_w: NonNegative | None = None
+    energy_counter: bool = False
+    pcie_max_gen: int | None = None
+    pcie_max_width: int | None = None
+    pcie_cur_gen: int | None = None
+    pcie_cur_width: int | None = None
+    driver_version: Label | None = None
+    cuda_driver_version: Label | None = None
+    ecc_enabled: bool | None = None
+    mig_enabled: bool | None = None
+    persistence_mode: bool | None = None
+    temperature_c: float | None = None
+
+
+class Device(Strict):
+    """One compute unit of a machine: ``cpu`` or ``cuda:N``."""
+
+    id: DeviceId
+    kind: DeviceKind
+    name: Label
+    memory_total_mb: NonNegative | None = None
+    catalog_id: Name | None = None
+    catalog_note: Text | None = Field(default=None, description="Why it matched, or why nothing did.")
+    nvidia: NvidiaInfo | None = None
+
+    @model_validator(mode="after")
+    def _kind_matches_id(self) -> Device:
+        if device_kind_of(self.id) != self.kind:
+            raise ValueError(f"device id {self.id!r} does not match kind {self.kind.value!r}")
+        return self
+
+
+class SoftwareStack(Strict):
+    os: Label
+    kernel: Label | None = None
+    python: Label
+    torch: Label | None = None
+    torch_cuda: Label | None = None
+    torch_cudnn: Label | None = None
+    torch_cpu_backends: dict[Annotated[str, Field(max_length=64)], Text] = Field(default_factory=dict)
+    torch_num_threads: int | None = None
+    onnxruntime: Label | None = None
+    onnxruntime_providers: list[Label] = Field(default_factory=list, max_length=32)
+    numpy: Label | None = None
+    numpy_blas: Label | None = None
+
+
+class PowerSensors(Strict):
+    rapl_readable: bool = False
+    rapl_domains: list[Label] = Field(default_factory=list, max_length=32)
+    nvml_energy_counter: bool = False
+    note: Text | None = None
+
+
+class ProbeError(Strict):
+    probe: Name
+    reason: Text
+
+
+class MachineSpec(Strict):
+    """Everything a result needs to be tied to the hardware it was measured on."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{16,64}$")]
+    hostname: Label
+    cpu: CpuInfo
+    memory: MemoryInfo
+    devices: list[Device] = Field(min_length=1, max_length=64)
+    software: SoftwareStack
+    power_sensors: PowerSensors = Field(default_factory=PowerSensors)
+    probe_errors: list[ProbeError] = Field(default_factory=list, max_length=64)
+
+    @model_validator(mode="after")
+    def _unique_devices(self) -> MachineSpec:
+        ids = [d.id for d in self.devices]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"device ids must be unique, got {ids}")
+        return self
+
+
+# --------------------------------------------------------------------------- results

@@ -1,0 +1,26 @@
+"""The JSON body of every API error."""
+
+from __future__ import annotations
+
+import re
+
+from app.contracts.common import (
+    Strict,
+)
+
+_PROBLEM_WORD = re.compile(r"[^a-z0-9]+")
+
+
+class Problem(Strict):
+    """The JSON body of every API error (RFC 9457 in spirit)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    errors: list[dict[str, object]] | None = None
+    request_id: str | None = None
+
+
+def problem_type(title: str) -> str:
+    return "urn:hwadvisor:" + _PROBLEM_WORD.sub("-", title.lower()).strip("-")

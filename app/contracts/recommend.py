@@ -1,0 +1,183 @@
+"""What a user asks the recommender and what it answers: workload specs, estimates, candidates."""
+
+from __future__ import annotations
+
+import uuid
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from app.contracts.common import (
+    DeviceId,
+    DeviceKind,
+    Name,
+    NonNegative,
+    Positive,
+    Precision,
+    Strict,
+    Task,
+    WorkloadName,
+)
+
+
+class Objective(StrEnum):
+    throughput = "throughput"
+    latency = "latency"
+    throughput_per_watt = "throughput_per_watt"
+    cost_per_million_samples = "cost_per_million_samples"
+    energy_per_sample = "energy_per_sample"
+
+
+class CustomWorkload(Strict):
+    """A workload outside the zoo, described by its cost per sample."""
+
+    name: Name
+    flops_per_sample: Annotated[float, Field(gt=0, le=1e18, description="FLOP per sample (1e18: an exaFLOP).")]
+    bytes_per_sample: Annotated[float, Field(gt=0, le=1e15, description="Bytes moved per sample (1e15: a petabyte).")]
+    parameters: int = Field(ge=0, le=10**15)
+
+
+class Constraints(Strict):
+    power_budget_w: Positive | None = Field(default=None, description="Per device.")
+    system_power_budget_w: Positive | None = None
+    device_count: int = Field(default=1, ge=1, le=1024)
+    latency_p99_slo_ms: Positive | None = None
+    min_throughput_samples_per_s: Positive | None = None
+    max_price_usd: Positive | None = None
+    precisions: list[Precision] | None = None
+    runtimes: list[Name] | None = None
+
+
+class Scope(StrEnum):
+    owned = "owned"
+    catalog = "catalog"
+
+
+class WorkloadSpec(Strict):
+    """What a user asks the recommender: a workload, its task and batch, an objective and limits."""
+
+    workload: Name | None = None
+    custom: CustomWorkload | None = None
+    task: Task = Task.infer
+    batch_size: int | None = Field(default=None, ge=1, le=100_000_000, description="Unset: the recommender picks.")
+    objective: Objective = Objective.throughput
+    constraints: Constraints = Field(default_factory=Constraints)
+    scope: Scope = Scope.owned
+    electricity_usd_per_kwh: NonNegative = Field(default=0.15, le=10, description="For cost per million samples.")
+    amortisation_years: float = Field(default=3.0, ge=0.1, le=20, description="Hardware price spread over this life.")
+    limit: int = Field(default=50, ge=1, le=1000, description="At most this many ranked candidates.")
+
+    @property
+    def workload_name(self) -> str:
+        """The result name the lab's measurements use: 'bert_base/infer'."""
+        name = self.workload if self.workload is not None else self.custom.name  # type: ignore[union-attr]
+        return f"{name}/{self.task.value}"
+
+    @model_validator(mode="after")
+    def _one_workload(self) -> WorkloadSpec:
+        if (self.workload is None) == (self.custom is None):
+            raise ValueError("give exactly one of workload (a zoo name) or custom")
+        return self
+
+
+class EstimateKind(StrEnum):
+    measured = "measured"
+    interpolated = "interpolated"
+    predicted = "predicted"
+
+
+class PowerBasis(StrEnum):
+    measured = "measured"
+    transferred = "transferred"
+    tdp = "tdp"
+    capped = "capped"
+
+
+class HardwareRef(Strict):
+    """A device the lab owns (machine_id + device) or catalog hardware nobody here owns yet (catalog_id only)."""
+
+    name: str
+    kind: DeviceKind
+    owned: bool
+    catalog_id: str | None = None
+    machine_id: uuid.UUID | None = None
+    machine_name: str | None = None
+    device: DeviceId | None = None
+
+
+class Estimate(Strict):
+    """A throughput with its kind and error band; power with where it came from."""
+
+    kind: EstimateKind
+    source: str = Field(description="'lab' (this lab's measurements), 'public:...' or 'model' (specs alone).")
+    throughput_samples_per_s: Positive
+    throughput_low: NonNegative
+    throughput_high: NonNegative
+    error_pct: NonNegative = Field(description="Half-width of the band, percent of the throughput.")
+    latency_p99_ms: NonNegative | None = None
+    power_w: NonNegative | None = None
+    power_basis: PowerBasis | None = None
+    power_cap_w: Positive | None = None
+    references: list[str] = Field(default_factory=list, description="Hardware a prediction was transferred from.")
+    explanation: str
+
+
+class CandidateConfig(Strict):
+    hardware: HardwareRef
+    runtime: Name
+    precision: Precision
+    batch_size: int = Field(ge=1)
+    threads: int | None = None
+
+
+class Candidate(CandidateConfig):
+    rank: int = Field(ge=1)
+    estimate: Estimate
+    throughput_per_w: NonNegative | None = None
+    energy_per_sample_j: NonNegative | None = None
+    price_usd: NonNegative | None = None
+    cost_per_million_samples_usd: NonNegative | None = None
+    system_throughput_samples_per_s: NonNegative
+    system_power_w: NonNegative | None = None
+    pareto: bool = Field(description="On the front of throughput vs power: nothing else is faster for less power.")
+
+
+class Rejection(CandidateConfig):
+    estimate: Estimate
+    reasons: list[str]
+
+
+class Recommendation(Strict):
+    query: WorkloadSpec
+    candidates: list[Candidate]
+    rejected: list[Rejection]
+    notes: list[str] = Field(default_factory=list)
+
+
+class PredictionRequest(Strict):
+    """One hardware and one config: catalog_id, or machine_id with device, for a workload."""
+
+    catalog_id: Name | None = None
+    machine_id: uuid.UUID | None = None
+    device: DeviceId | None = None
+    workload: WorkloadName | None = None
+    custom: CustomWorkload | None = None
+    task: Task = Task.infer
+    runtime: Name
+    precision: Precision
+    batch_size: int = Field(ge=1, le=1_000_000)
+    threads: int | None = Field(default=None, ge=1, le=4096)
+
+    @model_validator(mode="after")
+    def _one_hardware_and_workload(self) -> PredictionRequest:
+        if (self.catalog_id is None) == (self.machine_id is None):
+            raise ValueError("give exactly one of catalog_id or machine_id (with device)")
+        if (self.workload is None) == (self.custom is None):
+            raise ValueError("give exactly one of workload (a zoo name) or custom")
+        return self
+
+    @property
+    def workload_name(self) -> str:
+        name = self.workload if self.workload is not None else self.custom.name  # type: ignore[union-attr]
+        return name if "/" in name else f"{name}/{self.task.value}"

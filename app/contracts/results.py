@@ -1,0 +1,118 @@
+"""Results and runs: what the agent uploads and what queries read back."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import Field, computed_field, model_validator
+
+from app.contracts.common import (
+    INT32_MAX,
+    DeviceId,
+    DeviceKind,
+    Name,
+    NonNegative,
+    PowerSource,
+    Precision,
+    ResultStatus,
+    Strict,
+    Text,
+    WorkloadName,
+    device_kind_of,
+)
+from app.contracts.machine import (
+    MachineSpec,
+)
+
+
+class Result(Strict):
+    """The measurement of one config on one machine."""
+
+    workload: WorkloadName
+    runtime: Name
+    device: DeviceId
+    precision: Precision
+    batch_size: int = Field(ge=1, le=1_000_000)
+    threads: int | None = Field(default=None, ge=1, le=4096)
+    status: ResultStatus
+    reason: Text | None = None
+    throughput_samples_per_s: NonNegative | None = None
+    latency_p50_ms: NonNegative | None = None
+    latency_p90_ms: NonNegative | None = None
+    latency_p99_ms: NonNegative | None = None
+    latency_mean_ms: NonNegative | None = None
+    latency_ci95_low_ms: NonNegative | None = None
+    latency_ci95_high_ms: NonNegative | None = None
+    cv: NonNegative | None = Field(default=None, description="Coefficient of variation of step times.")
+    iterations: int | None = Field(default=None, ge=1, le=INT32_MAX)
+    stable: bool | None = None
+    peak_memory_mb: NonNegative | None = None
+    mean_power_w: NonNegative | None = None
+    energy_per_sample_j: NonNegative | None = None
+    power_source: PowerSource = PowerSource.none
+    achieved_tflops: NonNegative | None = Field(default=None, description="For GEMM primitives.")
+    bandwidth_gb_per_s: NonNegative | None = Field(default=None, description="For copy primitives.")
+    compile_time_s: NonNegative | None = None
+
+    @model_validator(mode="after")
+    def _status_is_consistent(self) -> Result:
+        if self.status is ResultStatus.ok:
+            if self.throughput_samples_per_s is None or self.latency_p50_ms is None:
+                raise ValueError("an ok result needs throughput_samples_per_s and latency_p50_ms")
+            if self.iterations is None:
+                raise ValueError("an ok result needs iterations")
+        elif not self.reason:
+            raise ValueError(f"a result with status {self.status.value!r} needs a reason")
+        if (
+            self.latency_ci95_low_ms is not None
+            and self.latency_ci95_high_ms is not None
+            and self.latency_ci95_low_ms > self.latency_ci95_high_ms
+        ):
+            raise ValueError("latency_ci95_low_ms is above latency_ci95_high_ms")
+        if self.mean_power_w is not None and self.power_source is PowerSource.none:
+            raise ValueError("mean_power_w needs a power_source other than 'none'")
+        return self
+
+
+class RunReport(Strict):
+    """One execution of a suite on one machine. run_id is made by the agent and is the idempotency key."""
+
+    run_id: uuid.UUID
+    suite: Name
+    job_id: uuid.UUID | None = None
+    started_at: datetime
+    finished_at: datetime
+    agent_version: Annotated[str, Field(max_length=32)]
+    machine: MachineSpec
+    results: list[Result] = Field(max_length=100_000)
+
+    @model_validator(mode="after")
+    def _times_in_order(self) -> RunReport:
+        if self.finished_at < self.started_at:
+            raise ValueError("finished_at is before started_at")
+        return self
+
+
+class RunRead(Strict):
+    run_id: uuid.UUID
+    machine_id: uuid.UUID
+    suite: str
+    job_id: uuid.UUID | None
+    started_at: datetime
+    finished_at: datetime
+    received_at: datetime
+    result_count: int
+
+
+class ResultRead(Result):
+    id: int
+    run_id: uuid.UUID
+    machine_id: uuid.UUID
+    hostname: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def device_kind(self) -> DeviceKind:
+        return device_kind_of(self.device)
