@@ -1,47 +1,118 @@
-"""One registry class for every plug-in family: workloads, runtimes, probes, recommender strategies.
+"""One registry class for every plug-in family: probes, workloads, runtimes, primitives, energy
+meters, estimators, objectives (and the dashboard's pages, which are files the server lists).
 
-A plug-in registers under a name when its module is imported; an unknown name is an error that
-lists what is there; a plug-in that cannot run here says why instead of vanishing from the list.
+A plug-in is a class with an ``info: ClassVar[PluginInfo]`` and registers one way, with the
+family's decorator: ``@workloads.register``. A family names the package its plug-ins live in;
+``Registry.load()`` imports every module of that package, so adding a plug-in is adding one file.
+Plug-in modules keep heavy imports (torch, onnxruntime) inside their methods, so the metadata of
+every family is readable without importing torch (``tests/test_registry.py`` holds that true).
+
+An unknown name is an error that lists what is there; a plug-in that cannot run here (a package
+missing) is still listed, with the reason and what to install.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import importlib
+import importlib.metadata
+import importlib.util
+import pkgutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from app.errors import NotFoundError
 
-T = TypeVar("T")
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """A Python package a plug-in needs: the module it imports, the distribution that installs it."""
+
+    module: str
+    distribution: str
+    install: str = ""
+
+    @property
+    def install_command(self) -> str:
+        return self.install or f"pip install {self.distribution}"
+
+    def missing(self) -> bool:
+        try:
+            return importlib.util.find_spec(self.module) is None
+        except (ImportError, ValueError):
+            return True
+
+    def version(self) -> str | None:
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
 
 
 @dataclass(frozen=True, slots=True)
-class Entry(Generic[T]):
+class PluginInfo:
+    """What a plug-in is and what it needs, readable without loading it."""
+
     name: str
-    plugin: T
+    description: str
+    tasks: tuple[str, ...] = ()
+    precisions: tuple[str, ...] = ()
+    needs: tuple[Need, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    """Family-specific facts the dashboard and CLI show (a workload's parameter count, say)."""
 
 
-class Registry(Generic[T]):
-    def __init__(self, family: str) -> None:
+class Plugin(Protocol):
+    info: ClassVar[PluginInfo]
+
+
+P = TypeVar("P", bound=Plugin)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry(Generic[P]):
+    name: str
+    plugin: P
+
+
+class Registry(Generic[P]):
+    """The plug-ins of one family, by name."""
+
+    def __init__(self, family: str, package: str | None = None) -> None:
         self.family = family
-        self._entries: dict[str, T] = {}
+        self.package = package
+        self._entries: dict[str, P] = {}
+        self._loaded = package is None
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator: ``@probes.register("cpu")``."""
+    def register(self, plugin: Any) -> Any:
+        """Class decorator: ``@runtimes.register`` over a class with an ``info``."""
+        if isinstance(plugin, str):  # TRANSITION: the old ``register("name")`` form, removed with its callers
+            return lambda obj: self.add(plugin, obj) or obj
+        name = plugin.info.name
+        if name in self._entries and self._entries[name] is not plugin:
+            raise ValueError(f"{self.family} {name!r} is registered twice")
+        self._entries[name] = plugin
+        return plugin
 
-        def add(plugin: T) -> T:
-            self.add(name, plugin)
-            return plugin
-
-        return add
-
-    def add(self, name: str, plugin: T) -> None:
+    def add(self, name: str, plugin: Any) -> None:  # TRANSITION: removed with its callers
         if name in self._entries:
             raise ValueError(f"{self.family} {name!r} is registered twice")
         self._entries[name] = plugin
 
-    def get(self, name: str) -> T:
+    def load(self) -> Registry[P]:
+        """Import every module of the family's package once (each registers what it defines)."""
+        if not self._loaded:
+            self._loaded = True
+            assert self.package is not None
+            package = importlib.import_module(self.package)
+            for module in pkgutil.iter_modules(package.__path__, prefix=f"{self.package}."):
+                if not module.name.rsplit(".", 1)[-1].startswith("_"):
+                    importlib.import_module(module.name)
+        return self
+
+    def get(self, name: str) -> P:
+        self.load()
         try:
             return self._entries[name]
         except KeyError:
@@ -49,14 +120,51 @@ class Registry(Generic[T]):
             raise NotFoundError(f"unknown {self.family} {name!r}", hint=f"available: {available}") from None
 
     def names(self, pattern: str = "*") -> list[str]:
+        self.load()
         return sorted(n for n in self._entries if fnmatch.fnmatchcase(n, pattern))
 
+    def infos(self) -> list[PluginInfo]:
+        return [entry.plugin.info for entry in self]
+
+    def unavailable(self, name: str) -> str | None:
+        """Why the named plug-in cannot run on this machine (a package missing), or None."""
+        missing = [need for need in self.get(name).info.needs if need.missing()]
+        if not missing:
+            return None
+        return "; ".join(f"needs {need.distribution} ({need.install_command})" for need in missing)
+
     def __contains__(self, name: object) -> bool:
+        self.load()
         return name in self._entries
 
-    def __iter__(self) -> Iterator[Entry[T]]:
+    def __iter__(self) -> Iterator[Entry[P]]:
+        self.load()
         for name in sorted(self._entries):
             yield Entry(name, self._entries[name])
 
     def __len__(self) -> int:
+        self.load()
         return len(self._entries)
+
+
+def describe(
+    registry: Registry[Any], extra: Callable[[PluginInfo], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Every plug-in of a family as plain data (what ``GET /api/v1/registry`` serves)."""
+    rows = []
+    for info in registry.infos():
+        reason = registry.unavailable(info.name)
+        row: dict[str, Any] = {
+            "name": info.name,
+            "description": info.description,
+            "tasks": list(info.tasks),
+            "precisions": list(info.precisions),
+            "needs": [need.distribution for need in info.needs],
+            "available": reason is None,
+            "reason": reason,
+            "details": dict(info.details),
+        }
+        if extra is not None:
+            row.update(extra(info))
+        rows.append(row)
+    return rows
