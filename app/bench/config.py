@@ -10,7 +10,8 @@ from app.contracts import Precision, Task
 @dataclass(frozen=True, slots=True)
 class BenchConfig:
     workload: str
-    task: Task
+    task: Task | None
+    """None for a primitive (a GEMM has no task)."""
     runtime: str
     device: str
     precision: Precision
@@ -20,9 +21,7 @@ class BenchConfig:
     @property
     def workload_name(self) -> str:
         """The result's workload: 'resnet50/infer'; primitives carry no task ('gemm_2048')."""
-        from app.bench.primitives import primitives
-
-        return self.workload if self.workload in primitives else f"{self.workload}/{self.task.value}"
+        return self.workload if self.task is None else f"{self.workload}/{self.task.value}"
 
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""

@@ -57,6 +57,7 @@ from app.contracts.fleet import (
 from app.contracts.machine import (
     CpuInfo,
     Device,
+    Fact,
     MachineSpec,
     MemoryInfo,
     NvidiaInfo,
@@ -103,6 +104,7 @@ __all__ = [
     "EnrollResponse",
     "Estimate",
     "EstimateKind",
+    "Fact",
     "GridSpec",
     "HardwareRef",
     "Heartbeat",

@@ -3,17 +3,16 @@ from __future__ import annotations
 import pytest
 
 from app.bench.config import BenchConfig
-from app.bench.measure import MeasureConfig
 from app.bench.runner import run_config
-from app.contracts import Precision, ResultStatus, Task
+from app.contracts import MeasureSpec, Precision, ResultStatus, Task
 from tests.bench.test_runtimes import machine
 
-QUICK = MeasureConfig(time_budget_s=0.5, warmup_budget_s=0.2)
+QUICK = MeasureSpec(time_budget_s=0.5, warmup_budget_s=0.2)
 
 
 def test_gemm_tflops_is_two_n_cubed_over_time() -> None:
     result = run_config(
-        BenchConfig("gemm_1024", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, 1), machine(), QUICK
+        BenchConfig("gemm_1024", None, "torch-eager", "cpu", Precision.fp32, 1, 1), machine(), QUICK
     )
     assert result.status is ResultStatus.ok and result.achieved_tflops and result.latency_p50_ms
     assert result.achieved_tflops == pytest.approx(2 * 1024**3 / (result.latency_p50_ms / 1000) / 1e12)
