@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.contracts import Precision, Task
+from app.contracts import Precision, Task, workload_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,14 +18,13 @@ class BenchConfig:
     threads: int | None = None
 
     @property
-    def workload_name(self) -> str:
-        """The result's workload: 'resnet50/infer'; primitives carry no task ('gemm_2048')."""
+    def result_task(self) -> Task | None:
+        """The result's task; primitives (gemm_2048) carry none."""
         from app.bench.primitives import primitives
 
-        return self.workload if self.workload in primitives else f"{self.workload}/{self.task.value}"
+        return None if self.workload in primitives else self.task
 
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""
-        return (
-            f"{self.workload_name} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"
-        )
+        workload = workload_label(self.workload, self.result_task)
+        return f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"
