@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.contracts import Precision, Task
+from app.contracts import Precision, Task, workload_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,13 +18,7 @@ class BenchConfig:
     batch_size: int
     threads: int | None = None
 
-    @property
-    def workload_name(self) -> str:
-        """The result's workload: 'resnet50/infer'; primitives carry no task ('gemm_2048')."""
-        return self.workload if self.task is None else f"{self.workload}/{self.task.value}"
-
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""
-        return (
-            f"{self.workload_name} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"
-        )
+        workload = workload_label(self.workload, self.task)
+        return f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"

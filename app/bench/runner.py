@@ -45,7 +45,8 @@ def _is_oom(exc: BaseException) -> bool:
 
 def _config_fields(config: BenchConfig) -> dict[str, object]:
     return {
-        "workload": config.workload_name,
+        "workload": config.workload,
+        "task": config.task,
         "runtime": config.runtime,
         "device": config.device,
         "precision": config.precision,

@@ -77,12 +77,14 @@ from app.contracts.recommend import (
     Objective,
     PowerBasis,
     PredictionRequest,
+    Reason,
+    ReasonCode,
     Recommendation,
     Rejection,
     Scope,
     WorkloadSpec,
 )
-from app.contracts.results import Result, ResultRead, RunRead, RunReport
+from app.contracts.results import Result, ResultRead, RunRead, RunReport, workload_label
 from app.contracts.suites import GridSpec, MeasureSpec, SuiteSpec, ThreadSpec
 
 __all__ = [
@@ -137,6 +139,8 @@ __all__ = [
     "Problem",
     "PublicImportReport",
     "PublicResult",
+    "Reason",
+    "ReasonCode",
     "Recommendation",
     "Rejection",
     "Result",
@@ -163,4 +167,5 @@ __all__ = [
     "WorkloadSpec",
     "device_kind_of",
     "problem_type",
+    "workload_label",
 ]
