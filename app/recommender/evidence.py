@@ -17,8 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.catalog import CatalogHardware
-from app.catalog import public as public_results
 from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, ResultStatus
+from app.db import catalog as public_results
 from app.db.models import DeviceRow, Machine, ResultRow, Run
 
 LAB = "lab"
