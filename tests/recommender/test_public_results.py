@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.catalog.public import shipped
+from app.catalog.published import shipped
 from tests.factories import Api
 
 CSV = """hardware_id,hardware_name,workload,runtime,precision,batch_size,devices,throughput_samples_per_s,mean_power_w

@@ -39,6 +39,7 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("POST", "/api/v1/recommendations"): READERS,
     ("POST", "/api/v1/predictions"): READERS,
     ("GET", "/api/v1/catalog"): READERS,
+    ("GET", "/api/v1/catalog/match"): READERS,
     ("GET", "/api/v1/catalog/{catalog_id}"): READERS,
     ("PUT", "/api/v1/catalog/{catalog_id}"): {ADMIN},
     ("DELETE", "/api/v1/catalog/{catalog_id}/overrides"): {ADMIN},

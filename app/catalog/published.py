@@ -1,0 +1,58 @@
+"""Results others published: shipped with the package (Lambda 2024, OpenVINO) or imported as CSV.
+
+They are never mixed with the lab's own measurements: each keeps its ``source`` ('public:...'),
+and the recommender says which source every figure came from. Storing and reading the imported
+ones is app/db/catalog.py's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import ValidationError
+
+from app.contracts import PublicResult
+from app.errors import InvalidInput
+
+COLUMNS = tuple(PublicResult.model_fields)
+REQUIRED = tuple(name for name, field in PublicResult.model_fields.items() if field.is_required())
+MAX_IMPORT_ROWS = 100_000
+
+
+@lru_cache(maxsize=1)
+def shipped() -> tuple[PublicResult, ...]:
+    text = resources.files("app.catalog").joinpath("data/public_results.csv").read_text(encoding="utf-8")
+    return tuple(parse_csv(text))
+
+
+def parse_csv(text: str, *, source: str | None = None) -> list[PublicResult]:
+    """Rows of a CSV with a header naming PublicResult's fields; ``source`` fills a missing column.
+
+    Every row is checked before any is kept: one bad row rejects the file, with its line number."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = set(reader.fieldnames or ())
+    unknown = header - set(COLUMNS)
+    if unknown:
+        raise InvalidInput(
+            f"unknown CSV columns: {', '.join(sorted(unknown))}", hint=f"columns are {', '.join(COLUMNS)}"
+        )
+    missing = [c for c in REQUIRED if c not in header and not (c == "source" and source)]
+    if missing:
+        raise InvalidInput(f"the CSV lacks the columns {', '.join(missing)}", hint=f"columns are {', '.join(COLUMNS)}")
+    rows: list[PublicResult] = []
+    for line, raw in enumerate(reader, start=2):
+        if len(rows) >= MAX_IMPORT_ROWS:
+            raise InvalidInput(f"more than {MAX_IMPORT_ROWS} rows", hint="split the file")
+        fields = {k: v for k, v in raw.items() if k is not None and v not in ("", None)}
+        if source and "source" not in fields:
+            fields["source"] = source
+        try:
+            rows.append(PublicResult.model_validate(fields, strict=False))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InvalidInput(f"line {line}: {where}: {first['msg']}") from exc
+    return rows
