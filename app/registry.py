@@ -91,25 +91,13 @@ class Registry(Generic[P]):
         self._entries: dict[str, P] = {}
         self._loaded = package is None
 
-    def register(self, plugin: Any) -> Any:
+    def register(self, plugin: P) -> P:
         """Class decorator: ``@runtimes.register`` over a class with an ``info``."""
-        if isinstance(plugin, str):  # TRANSITION: the old ``register("name")`` form, removed with its callers
-
-            def add(obj: Any) -> Any:
-                self.add(plugin, obj)
-                return obj
-
-            return add
         name = plugin.info.name
         if name in self._entries and self._entries[name] is not plugin:
             raise ValueError(f"{self.family} {name!r} is registered twice")
         self._entries[name] = plugin
         return plugin
-
-    def add(self, name: str, plugin: Any) -> None:  # TRANSITION: removed with its callers
-        if name in self._entries:
-            raise ValueError(f"{self.family} {name!r} is registered twice")
-        self._entries[name] = plugin
 
     def load(self) -> Registry[P]:
         """Import every module of the family's package once (each registers what it defines)."""
