@@ -1,0 +1,58 @@
+"""`hwadvisor bench`: measure this machine on a suite, optionally uploading the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.errors import HwadvisorError
+
+
+def bench(
+    suite: Annotated[str, typer.Option(help="quick, standard, full, or the path of a suite TOML file.")] = "quick",
+    only: Annotated[str | None, typer.Option(help="Run only this workload (e.g. resnet50, gemm_2048).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the RunReport JSON here.")] = None,
+    upload: Annotated[str | None, typer.Option(help="Upload the run to this server URL.")] = None,
+    token: Annotated[
+        str | None, typer.Option(envvar="HWADVISOR_MACHINE_TOKEN", help="Machine token for --upload.")
+    ] = None,
+    iterations: Annotated[
+        int | None, typer.Option(min=1, help="Exactly this many timed iterations per config.")
+    ] = None,
+) -> None:
+    """Measure this machine on a suite: progress, a results table, a RunReport."""
+    from datetime import UTC, datetime
+
+    from app.bench.report import render_results
+    from app.bench.runner import run_report, run_suite
+    from app.bench.suites import load_suite
+    from app.probes import probe_machine
+
+    if upload and not token:
+        raise HwadvisorError("--upload needs a machine token", hint="pass --token or set HWADVISOR_MACHINE_TOKEN")
+    chosen = load_suite(suite)
+    machine = probe_machine()
+    started = datetime.now(UTC)
+
+    def progress(index: int, total: int, config: object, eta: float | None) -> None:
+        left = f"~{eta:.0f} s left" if eta is not None else "estimating"
+        typer.echo(f"[{index}/{total}] {left}  {config.label()}", err=True)  # type: ignore[attr-defined]
+
+    run = run_suite(chosen, machine, only=only, fixed_iterations=iterations, progress=progress)
+    report = run_report(chosen, machine, run, started_at=started)
+    typer.echo(render_results(report.results))
+    if run.interrupted:
+        typer.echo(f"interrupted: kept the {len(report.results)} configs that finished", err=True)
+    if out:
+        out.write_text(report.model_dump_json(indent=1))
+        typer.echo(f"wrote {out}", err=True)
+    if upload:
+        from app.agent.client import AgentClient
+
+        with AgentClient(upload, token) as client:
+            stored, created = client.upload_run(report)
+        typer.echo(f"uploaded run {stored.run_id} ({'new' if created else 'already stored'})", err=True)
+    if run.interrupted:
+        raise typer.Exit(130)
