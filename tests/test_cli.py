@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.processes import ROOT
 
@@ -32,3 +34,28 @@ def test_help_lists_every_command_group_without_importing_torch() -> None:
     for command in ("server", "up", "probe", "bench", "recommend", "import", "db", "token", "machines", "jobs"):
         assert f" {command} " in done.stdout
     assert " agent " in done.stdout and " catalog " in done.stdout
+
+
+def scratch_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "HWADVISOR_DATABASE_URL": database_url, "HWADVISOR_DATA_DIR": str(tmp_path)}
+
+
+def test_import_of_a_csv_that_is_not_utf8_says_so_in_one_line(tmp_path: Path) -> None:
+    latin1 = tmp_path / "vendor.csv"
+    latin1.write_bytes("source,workload\npublic:vendor-x,résnet50/infer\n".encode("latin-1"))
+    done = hwadvisor("import", str(latin1), env=scratch_env(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "is not UTF-8" in done.stderr and "0xe9" in done.stderr
+
+
+def test_import_reads_a_csv_saved_by_excel_with_a_byte_order_mark(tmp_path: Path) -> None:
+    csv = (
+        "source,hardware_id,hardware_name,workload,runtime,precision,batch_size,throughput_samples_per_s\n"
+        "public:vendor-x,h100-sxm5-80gb,H100 SXM5,resnet50/infer,tensorrt,fp16,64,31000\n"
+    )
+    excel = tmp_path / "excel.csv"
+    excel.write_bytes(b"\xef\xbb\xbf" + csv.encode())
+    done = hwadvisor("import", str(excel), env=scratch_env(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "imported 1 results" in done.stdout

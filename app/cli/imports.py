@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from app.cli.common import database_url
+from app.errors import InvalidInput
 
 
 def import_public(
@@ -19,9 +20,20 @@ def import_public(
     from app.db.engine import Database
     from app.db.migrate import upgrade
 
-    rows = public.parse_csv(path.read_text(encoding="utf-8"), source=source)
+    rows = public.parse_csv(_text(path), source=source)
     url = database_url()
     upgrade(url)
     with Database(url).writing() as session:
         count = public.store(session, rows)
     typer.echo(f"imported {count} results from {path} ({', '.join(sorted({r.source for r in rows}))})")
+
+
+def _text(path: Path) -> str:
+    """The file as text; a byte-order mark (Excel's "CSV UTF-8") is dropped, other encodings refused by name."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
+            hint="save it as UTF-8 CSV and import it again",
+        ) from None
