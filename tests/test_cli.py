@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.bench.suites import load_suite
+from app.cli.bench import ONLY_EXAMPLES
 from tests.processes import ROOT
 
 
@@ -59,3 +61,23 @@ def test_import_reads_a_csv_saved_by_excel_with_a_byte_order_mark(tmp_path: Path
     done = hwadvisor("import", str(excel), env=scratch_env(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path))
     assert done.returncode == 0, done.stderr
     assert "imported 1 results" in done.stdout
+
+
+def test_bench_only_an_unknown_workload_names_the_ones_that_exist_and_measures_nothing() -> None:
+    done = hwadvisor("bench", "--only", "nosuch")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "unknown workload 'nosuch'; these exist: " in done.stderr
+    named = done.stderr.split("these exist: ", 1)[1]
+    assert "resnet50" in named and "gemm_1024" in named and "[1/" not in done.stderr
+
+
+def test_bench_only_a_workload_its_suite_does_not_run_says_what_the_suite_runs() -> None:
+    done = hwadvisor("bench", "--only", "gemm_2048")  # a real primitive, but the quick suite has none of it
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "suite quick runs no gemm_2048 config on this machine" in done.stderr and "resnet50" in done.stderr
+
+
+def test_the_examples_in_bench_help_are_in_the_default_suite() -> None:
+    quick = {workload for row in load_suite("quick").grid for workload in row.workloads}
+    assert ONLY_EXAMPLES and set(ONLY_EXAMPLES) <= quick
+    assert ", ".join(ONLY_EXAMPLES) in hwadvisor("bench", "--help", env={**os.environ, "COLUMNS": "300"}).stdout

@@ -7,12 +7,15 @@ from typing import Annotated
 
 import typer
 
-from app.errors import HwadvisorError
+from app.errors import ConfigError, HwadvisorError, NotFoundError
+
+ONLY_EXAMPLES = ("resnet50", "gemm_1024")
+"""What --help offers for --only: names the default suite (quick) runs on any machine."""
 
 
 def bench(
     suite: Annotated[str, typer.Option(help="quick, standard, full, or the path of a suite TOML file.")] = "quick",
-    only: Annotated[str | None, typer.Option(help="Run only this workload (e.g. resnet50, gemm_2048).")] = None,
+    only: Annotated[str | None, typer.Option(help=f"Run only this workload (e.g. {', '.join(ONLY_EXAMPLES)}).")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the RunReport JSON here.")] = None,
     upload: Annotated[str | None, typer.Option(help="Upload the run to this server URL.")] = None,
     token: Annotated[
@@ -32,8 +35,16 @@ def bench(
 
     if upload and not token:
         raise HwadvisorError("--upload needs a machine token", hint="pass --token or set HWADVISOR_MACHINE_TOKEN")
+    if only is not None:
+        _check_known(only)
     chosen = load_suite(suite)
     machine = probe_machine()
+    if only is not None and not chosen.configs(machine, only=only):
+        runs = sorted({config.workload for config in chosen.configs(machine)})
+        raise ConfigError(
+            f"suite {chosen.name} runs no {only} config on this machine; it runs {', '.join(runs) or 'nothing here'}",
+            hint="choose a suite that has it with --suite: quick, standard, full or a TOML file",
+        )
     started = datetime.now(UTC)
 
     def progress(index: int, total: int, config: object, eta: float | None) -> None:
@@ -56,3 +67,13 @@ def bench(
         typer.echo(f"uploaded run {stored.run_id} ({'new' if created else 'already stored'})", err=True)
     if run.interrupted:
         raise typer.Exit(130)
+
+
+def _check_known(name: str) -> None:
+    """A name no registry knows is a typo: say so before probing, instead of measuring nothing."""
+    from app.bench.primitives import primitives
+    from app.bench.workloads import workloads
+
+    if name not in workloads and name not in primitives:
+        known = ", ".join(sorted({*workloads.names(), *primitives.names()}))
+        raise NotFoundError(f"unknown workload {name!r}; these exist: {known}")
