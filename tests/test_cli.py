@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.bench.suites import load_suite
 from app.cli.bench import ONLY_EXAMPLES
+from tests.factories import Api, result, run_report
 from tests.processes import ROOT
 
 
@@ -81,3 +82,19 @@ def test_the_examples_in_bench_help_are_in_the_default_suite() -> None:
     quick = {workload for row in load_suite("quick").grid for workload in row.workloads}
     assert ONLY_EXAMPLES and set(ONLY_EXAMPLES) <= quick
     assert ", ".join(ONLY_EXAMPLES) in hwadvisor("bench", "--help", env={**os.environ, "COLUMNS": "300"}).stdout
+
+
+def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, database_url: str, tmp_path: Path) -> None:
+    _machine_id, token = api.enroll()
+    assert api.post_run(token, run_report(results=[result(workload="mymodel/infer")])).status_code == 201
+    env = scratch_env(database_url, tmp_path)
+
+    unknown = hwadvisor("recommend", "nosuchmodel", env=env)
+    assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
+    assert "unknown workload 'nosuchmodel'; these exist: " in unknown.stderr
+    named = unknown.stderr.split("these exist: ", 1)[1]
+    assert "resnet50" in named and "bert_base_squad" in named  # the zoo's and the published ones
+
+    lab_own = hwadvisor("recommend", "mymodel", env=env)  # not in the zoo, but measured here
+    assert lab_own.returncode == 0, lab_own.stderr
+    assert "nothing has measured" not in lab_own.stdout and "torch-eager" in lab_own.stdout

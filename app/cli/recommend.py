@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.cli.common import database_url
 from app.contracts import Objective, Precision, Task
+from app.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def recommend(
@@ -64,5 +68,26 @@ def recommend(
     url = database_url()
     upgrade(url)
     with Database(url).reading() as session:
+        _check_known(session, workload)
         answer = ask(session, spec)
     typer.echo(answer.model_dump_json(indent=1) if as_json else render(answer))
+
+
+def _check_known(session: Session, name: str) -> None:
+    """A name that is not in the zoo, was never measured here and was never published is a typo: say so,
+    with the names that exist, where the recommender would say that nothing has measured it yet."""
+    from app.catalog import public
+    from app.db import results
+
+    stored_as = (name, *(f"{name}/{task.value}" for task in Task))
+    if any(results.page(session, results.ResultFilter(workload=w), limit=1, offset=0).total for w in stored_as):
+        return  # measured in the lab: a zoo workload or one of the lab's own
+    published = {r.workload.split("/", 1)[0] for r in public.all_results(session)}
+    if name in published:
+        return
+    from app.bench.workloads import workloads  # last: the zoo's import is the heaviest
+
+    if name not in workloads:
+        raise NotFoundError(
+            f"unknown workload {name!r}; these exist: {', '.join(sorted({*workloads.names(), *published}))}"
+        )
