@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from app.bench.suites import load_suite
 from app.cli.bench import ONLY_EXAMPLES
-from tests.factories import Api, result, run_report
-from tests.processes import ROOT
+from tests.conftest import ScratchDatabases
+from tests.factories import Api, machine_spec, result, run_report
+from tests.processes import ROOT, Admin, ServerProcess
 
 
 def hwadvisor(
@@ -98,3 +102,48 @@ def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, datab
     lab_own = hwadvisor("recommend", "mymodel", env=env)  # not in the zoo, but measured here
     assert lab_own.returncode == 0, lab_own.stderr
     assert "nothing has measured" not in lab_own.stdout and "torch-eager" in lab_own.stdout
+
+
+@pytest.fixture
+def server(scratch: ScratchDatabases, tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(scratch.new("sqlite"), tmp_path).start()
+    yield process
+    process.stop()
+
+
+def enrolled_machine(admin: Admin) -> tuple[str, str]:
+    """(machine id, machine token) of a machine enrolled through the API, still pending approval."""
+    body = {"spec": machine_spec().model_dump(mode="json")}
+    response = admin.http.post("/api/v1/agents/enroll", json=body, headers=bearer(admin.enrollment_token()))
+    assert response.status_code == 201, response.text
+    return str(response.json()["machine_id"]), str(response.json()["machine_token"])
+
+
+WRONG_TOKEN = "hwa_machine_000000000000." + "A" * 43
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_bench_upload_checks_the_machine_token_before_measuring(server: ServerProcess) -> None:
+    admin = Admin(server.url)
+    wrong = hwadvisor("bench", "--only", "copy_256mb", "--upload", server.url, "--token", WRONG_TOKEN)
+    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr and "[1/" not in wrong.stderr
+    assert "not measuring: the server refused" in wrong.stderr and "(401): unknown token" in wrong.stderr
+
+    machine_id, token = enrolled_machine(admin)
+    pending = hwadvisor("bench", "--only", "copy_256mb", "--upload", server.url, "--token", token)
+    assert pending.returncode == 1 and "[1/" not in pending.stderr
+    assert (
+        f"not measuring: machine {machine_id} is pending approval" in pending.stderr
+        and "machines approve" in pending.stderr
+    )
+
+    admin.approve(machine_id)
+    args = ("bench", "--only", "copy_256mb", "--iterations", "3", "--upload", server.url, "--token", token)
+    uploaded = hwadvisor(*args, timeout_s=300)
+    assert uploaded.returncode == 0, uploaded.stderr
+    assert "[1/1]" in uploaded.stderr and "uploaded run" in uploaded.stderr
+    assert [r["workload"] for r in admin.results(machine_id=machine_id)] == ["copy_256mb"]
+    assert admin.agent_state(machine_id) == "idle"  # busy while it measured, not left so
