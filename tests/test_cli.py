@@ -5,16 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from app.agent.settings import AgentSettings
 from app.bench.suites import load_suite
 from app.cli.bench import ONLY_EXAMPLES
 from tests.conftest import ScratchDatabases
 from tests.factories import Api, machine_spec, result, run_report
-from tests.processes import ROOT, Admin, ServerProcess
+from tests.processes import ROOT, Admin, ServerProcess, free_port
 
 
 def hwadvisor(
@@ -147,3 +149,12 @@ def test_bench_upload_checks_the_machine_token_before_measuring(server: ServerPr
     assert "[1/1]" in uploaded.stderr and "uploaded run" in uploaded.stderr
     assert [r["workload"] for r in admin.results(machine_id=machine_id)] == ["copy_256mb"]
     assert admin.agent_state(machine_id) == "idle"  # busy while it measured, not left so
+
+
+def test_agent_run_once_against_a_dead_server_fails_in_one_line(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    config = tmp_path / "agent.json"
+    AgentSettings(server=dead, machine_id=uuid.uuid4(), token=WRONG_TOKEN, outbox=tmp_path / "outbox.db").save(config)
+    done = hwadvisor("agent", "run", "--once", "--no-quiet-check", "--config", str(config))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"hwadvisor: error: cannot reach the hwadvisor server at {dead}" in done.stderr
