@@ -7,6 +7,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,9 @@ import pytest
 from app.agent.settings import AgentSettings
 from app.bench.suites import load_suite
 from app.cli.bench import ONLY_EXAMPLES
+from app.contracts import TokenKind
+from app.db import tokens
+from app.db.engine import Database
 from tests.conftest import ScratchDatabases
 from tests.factories import Api, machine_spec, result, run_report
 from tests.processes import ROOT, Admin, ServerProcess, free_port
@@ -158,3 +162,29 @@ def test_agent_run_once_against_a_dead_server_fails_in_one_line(tmp_path: Path) 
     done = hwadvisor("agent", "run", "--once", "--no-quiet-check", "--config", str(config))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"hwadvisor: error: cannot reach the hwadvisor server at {dead}" in done.stderr
+
+
+def test_token_list_shows_used_up_and_expired_tokens_and_uses_only_where_counted(
+    db: Database, database_url: str, tmp_path: Path
+) -> None:
+    with db.writing() as session:
+        one_use, _ = tokens.issue(session, kind=TokenKind.enrollment, note="one use", max_uses=1)
+        spent, _ = tokens.issue(session, kind=TokenKind.enrollment, note="spent", max_uses=1)
+        tokens.consume_use(session, spent.id)
+        unlimited, _ = tokens.issue(session, kind=TokenKind.enrollment, note="open")
+        expired, _ = tokens.issue(session, kind=TokenKind.enrollment, expires_in=timedelta(seconds=-1))
+        readonly, _ = tokens.issue(session, kind=TokenKind.readonly, note="grafana")
+        revoked, _ = tokens.issue(session, kind=TokenKind.readonly)
+        tokens.revoke(session, revoked.id)
+        rows = {"one_use": one_use, "spent": spent, "unlimited": unlimited, "expired": expired}
+        ids = {name: row.id for name, row in {**rows, "readonly": readonly, "revoked": revoked}.items()}
+
+    done = hwadvisor("token", "list", env=scratch_env(database_url, tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert lines[ids["one_use"]].split()[1:4] == ["enrollment", "active", "uses=0/1"]
+    assert lines[ids["spent"]].split()[1:5] == ["enrollment", "used", "up", "uses=1/1"]
+    assert lines[ids["unlimited"]].split()[1:4] == ["enrollment", "active", "uses=0"]
+    assert lines[ids["expired"]].split()[1:3] == ["enrollment", "expired"]
+    assert lines[ids["readonly"]].split()[1:] == ["readonly", "active", "grafana"]  # uses are not counted
+    assert lines[ids["revoked"]].split()[1:] == ["readonly", "revoked"]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.cli.common import database_url
 from app.contracts import TokenKind
 from app.errors import HwadvisorError
+
+if TYPE_CHECKING:
+    from app.db.models import TokenRow
 
 group = typer.Typer(no_args_is_help=True, help="Enrollment tokens, read-only API keys, the admin token.")
 
@@ -47,8 +50,7 @@ def list_() -> None:
 
     with Database(database_url()).reading() as session:
         for row in tokens.list_tokens(session):
-            state = "revoked" if row.revoked_at else "active"
-            typer.echo(f"{row.id}  {row.kind:<10} {state:<8} uses={row.uses}  {row.note}")
+            typer.echo(f"{row.id}  {row.kind:<10} {_state(row):<8} {_uses(row):<10} {row.note}".rstrip())
 
 
 @group.command("revoke")
@@ -73,3 +75,23 @@ def rotate_admin() -> None:
             tokens.revoke(session, row.id)
         _row, secret = tokens.issue(session, kind=TokenKind.admin, note="rotated")
     typer.echo(secret)
+
+
+def _state(row: TokenRow) -> str:
+    """Whether the token still works, and if not, why (the order authentication checks them in)."""
+    from app.db.models import utcnow
+
+    if row.revoked_at is not None:
+        return "revoked"
+    if row.expires_at is not None and row.expires_at <= utcnow():
+        return "expired"
+    if row.max_uses is not None and row.uses >= row.max_uses:
+        return "used up"
+    return "active"
+
+
+def _uses(row: TokenRow) -> str:
+    """Uses are counted for enrollment tokens only (each enrols a machine); elsewhere a count would read 0."""
+    if row.kind != TokenKind.enrollment.value:
+        return ""
+    return f"uses={row.uses}" if row.max_uses is None else f"uses={row.uses}/{row.max_uses}"
