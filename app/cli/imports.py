@@ -16,15 +16,16 @@ def import_public(
     source: Annotated[str | None, typer.Option(help="public:<name>, for rows without a source column.")] = None,
 ) -> None:
     """Import published results (a CSV) as their own source, apart from the lab's measurements."""
-    from app.catalog import public
+    from app.catalog.published import parse_csv
+    from app.db import catalog
     from app.db.engine import Database
     from app.db.migrate import upgrade
 
-    rows = public.parse_csv(_text(path), source=source)
+    rows = parse_csv(_text(path), source=source)
     url = database_url()
     upgrade(url)
     with Database(url).writing() as session:
-        count = public.store(session, rows)
+        count = catalog.store_public(session, rows)
     typer.echo(f"imported {count} results from {path} ({', '.join(sorted({r.source for r in rows}))})")
 
 

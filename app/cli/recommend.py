@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.common import database_url
-from app.contracts import Objective, Precision, Task
+from app.contracts import Precision, Task
 from app.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 def recommend(
     workload: Annotated[str, typer.Argument(help="A zoo workload (resnet50, bert_base, ...) or a published one.")],
     task: Annotated[Task, typer.Option(help="infer or train.")] = Task.infer,
-    objective: Annotated[Objective, typer.Option(help="What to rank by.")] = Objective.throughput,
+    objective: Annotated[
+        str, typer.Option(help="What to rank by: one of the objectives (GET /api/v1/registry lists them).")
+    ] = "throughput",
     batch: Annotated[
         int | None, typer.Option(min=1, help="Fixed batch size; unset, every batch is a candidate.")
     ] = None,
@@ -74,20 +76,18 @@ def recommend(
 
 
 def _check_known(session: Session, name: str) -> None:
-    """A name that is not in the zoo, was never measured here and was never published is a typo: say so,
-    with the names that exist, where the recommender would say that nothing has measured it yet."""
-    from app.catalog import public
-    from app.db import results
+    """A name that is not in the zoo, was never published and was never measured here is a typo: say
+    so, with the names that exist, where the recommender would say that nothing has measured it yet."""
+    from app.bench.workloads import workloads
+    from app.db import catalog, results
 
-    stored_as = (name, *(f"{name}/{task.value}" for task in Task))
-    if any(results.page(session, results.ResultFilter(workload=w), limit=1, offset=0).total for w in stored_as):
-        return  # measured in the lab: a zoo workload or one of the lab's own
-    published = {r.workload.split("/", 1)[0] for r in public.all_results(session)}
+    if name in workloads:
+        return
+    published = {r.workload for r in catalog.all_results(session)}
     if name in published:
         return
-    from app.bench.workloads import workloads  # last: the zoo's import is the heaviest
-
-    if name not in workloads:
-        raise NotFoundError(
-            f"unknown workload {name!r}; these exist: {', '.join(sorted({*workloads.names(), *published}))}"
-        )
+    if results.page(session, results.ResultFilter(workload=name), limit=1, offset=0).total:
+        return  # one of the lab's own workloads
+    raise NotFoundError(
+        f"unknown workload {name!r}; these exist: {', '.join(sorted({*workloads.names(), *published}))}"
+    )
