@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 
 from app.db import migrate
-from tests.factories import Api
-from tests.processes import ADMIN, ServerProcess
-from tests.recommender.lab import build
+from testkit.factories import Api
+from testkit.lab import build
+from testkit.processes import ADMIN, ServerProcess
 
 CHECKS = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"
 

@@ -6,9 +6,9 @@ import pytest
 
 from app.bench.energy import EstimateMeter, Metered, counter_delta, meter_for
 from app.contracts import PowerSource
+from testkit.factories import h100_spec
 from tests.bench.test_measure import spin
 from tests.bench.test_runtimes import machine
-from tests.factories import h100_spec
 
 
 def test_rapl_counter_wrap_is_handled() -> None:
