@@ -18,9 +18,10 @@ from app.cli.bench import ONLY_EXAMPLES
 from app.contracts import TokenKind
 from app.db import tokens
 from app.db.engine import Database
+from testkit import ROOT
+from testkit.factories import Api, machine_spec, result, run_report
+from testkit.processes import Admin, ServerProcess, free_port
 from tests.conftest import ScratchDatabases
-from tests.factories import Api, machine_spec, result, run_report
-from tests.processes import ROOT, Admin, ServerProcess, free_port
 
 
 def hwadvisor(

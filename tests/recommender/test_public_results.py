@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from app.catalog.published import shipped
-from tests.factories import Api
+from testkit.factories import Api
 
 CSV = """hardware_id,hardware_name,workload,runtime,precision,batch_size,devices,throughput_samples_per_s,mean_power_w
 l40s,Vendor X L40S box,resnet50/infer,tensorrt,int8,64,2,24000,640

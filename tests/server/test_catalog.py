@@ -10,7 +10,7 @@ from sqlalchemy import select
 from app.contracts import Heartbeat, MachineSpec
 from app.db.engine import Database
 from app.db.models import DeviceRow
-from tests.factories import Api, machine_spec
+from testkit.factories import Api, machine_spec
 
 ACME = {"kind": "gpu", "vendor": "ACME", "name": "ACME Tensor 9000", "tdp_w": 300, "aliases": ["ACME T9000 PCIe"]}
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from app.server.app import create_app
-from tests.factories import Api
+from testkit.factories import Api
 
 ADMIN, READONLY, MACHINE, ENROLLMENT, ANYONE = "admin", "readonly", "machine", "enrollment", "anyone"
 READERS = {ADMIN, READONLY}

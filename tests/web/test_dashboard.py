@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
-from tests.processes import ADMIN, ServerProcess
+from testkit.processes import ADMIN, ServerProcess
 
 
 def open_page(browser: Any, server: ServerProcess, token: str = ADMIN) -> Any:
