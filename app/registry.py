@@ -32,22 +32,29 @@ class Need:
     module: str
     distribution: str
     install: str = ""
+    alternatives: tuple[str, ...] = ()
+    """Other distributions that install the same module (onnxruntime-gpu for onnxruntime)."""
 
     @property
     def install_command(self) -> str:
         return self.install or f"pip install {self.distribution}"
 
     def missing(self) -> bool:
+        """Neither imported nor loaded: the module is looked up and the distribution's metadata read."""
         try:
-            return importlib.util.find_spec(self.module) is None
+            if importlib.util.find_spec(self.module) is None:
+                return True
         except (ImportError, ValueError):
             return True
+        return self.version() is None
 
     def version(self) -> str | None:
-        try:
-            return importlib.metadata.version(self.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        for distribution in (self.distribution, *self.alternatives):
+            try:
+                return importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

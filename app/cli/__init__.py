@@ -13,7 +13,7 @@ import typer
 from sqlalchemy.exc import OperationalError
 
 from app import __version__
-from app.cli import agent, bench, catalog, db, imports, jobs, machines, probe, recommend, server, tokens
+from app.cli import agent, bench, catalog, db, imports, jobs, machines, plugins, probe, recommend, server, tokens
 from app.cli.common import database_url, shown_url
 from app.errors import HwadvisorError
 
@@ -37,6 +37,7 @@ cli.command()(probe.probe)
 cli.command()(bench.bench)
 cli.command()(recommend.recommend)
 cli.command("import")(imports.import_public)
+cli.command()(plugins.plugins)
 cli.add_typer(db.group, name="db")
 cli.add_typer(tokens.group, name="token")
 cli.add_typer(machines.group, name="machines")
