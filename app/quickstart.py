@@ -85,7 +85,7 @@ def first_recommendation(db: Database, workload: str = "resnet50") -> str:
         spec = WorkloadSpec(workload=workload, scope=scope, limit=5)
         with db.reading() as session:
             answer = recommend(session, spec)
-        parts.append(f"\nrecommended for {spec.workload_name} (hwadvisor recommend {workload}{command}):")
+        parts.append(f"\nrecommended for {spec.label} (hwadvisor recommend {workload}{command}):")
         parts.append(render(answer, rejected=3))
     return "\n".join(parts) + "\nbudgets, SLOs, objectives: hwadvisor recommend --help"
 

@@ -19,8 +19,8 @@ import importlib.metadata
 import importlib.util
 import pkgutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from app.errors import NotFoundError
 
@@ -50,21 +50,27 @@ class Need:
             return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PluginInfo:
-    """What a plug-in is and what it needs, readable without loading it."""
+    """What a plug-in is and what it needs, readable without loading it. A family that has more to
+    say subclasses it with typed fields (``WorkloadInfo.parameters``) and lists them in ``details``."""
 
     name: str
     description: str
     tasks: tuple[str, ...] = ()
     precisions: tuple[str, ...] = ()
     needs: tuple[Need, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
-    """Family-specific facts the dashboard and CLI show (a workload's parameter count, say)."""
+
+    def details(self) -> dict[str, Any]:
+        """Family-specific facts the dashboard and CLI show (a workload's parameter count, say)."""
+        return {}
 
 
 class Plugin(Protocol):
-    info: ClassVar[PluginInfo]
+    """A plug-in class: what the registry needs of it is its ``info``."""
+
+    @property
+    def info(self) -> PluginInfo: ...
 
 
 P = TypeVar("P", bound=Plugin)
@@ -88,7 +94,12 @@ class Registry(Generic[P]):
     def register(self, plugin: Any) -> Any:
         """Class decorator: ``@runtimes.register`` over a class with an ``info``."""
         if isinstance(plugin, str):  # TRANSITION: the old ``register("name")`` form, removed with its callers
-            return lambda obj: self.add(plugin, obj) or obj
+
+            def add(obj: Any) -> Any:
+                self.add(plugin, obj)
+                return obj
+
+            return add
         name = plugin.info.name
         if name in self._entries and self._entries[name] is not plugin:
             raise ValueError(f"{self.family} {name!r} is registered twice")
@@ -162,7 +173,7 @@ def describe(
             "needs": [need.distribution for need in info.needs],
             "available": reason is None,
             "reason": reason,
-            "details": dict(info.details),
+            "details": info.details(),
         }
         if extra is not None:
             row.update(extra(info))

@@ -21,10 +21,9 @@ import torch
 from torch.utils import benchmark
 
 from app.bench.config import BenchConfig
-from app.bench.measure import MeasureConfig
 from app.bench.runner import run_config
 from app.bench.workloads import get_workload
-from app.contracts import Precision, Task
+from app.contracts import MeasureSpec, Precision, Task
 from app.probes import probe_machine
 
 
@@ -78,7 +77,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     machine = probe_machine()
-    measure = MeasureConfig(time_budget_s=args.seconds, warmup_budget_s=1.0)
+    measure = MeasureSpec(time_budget_s=args.seconds, warmup_budget_s=1.0)
     print(f"{'config':<52} {'engine':>8} {'loop':>8} {'ratio':>6} {'t.u.b':>8} {'ratio':>6}  (median ms)")
     for config in configs(args.threads):
         engine, loop, blocked = [], [], []

@@ -35,7 +35,8 @@ def machine_spec(**changes: Any) -> MachineSpec:
 
 def result(**changes: Any) -> Result:
     values: dict[str, Any] = {
-        "workload": "resnet50/infer",
+        "workload": "resnet50",
+        "task": "infer",
         "runtime": "torch-eager",
         "device": "cuda:0",
         "precision": "bf16",
@@ -58,6 +59,8 @@ def result(**changes: Any) -> Result:
         "power_source": "nvml",
         **changes,
     }
+    if "/" in values["workload"] and "task" not in changes:
+        del values["task"]  # the old spelling 'resnet50/train' names its own task
     return Result.model_validate(values)
 
 

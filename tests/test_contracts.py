@@ -90,3 +90,26 @@ def test_job_needs_a_target() -> None:
         Job.model_validate(
             {"id": "00000000-0000-0000-0000-000000000001", "suite": "quick", "created_at": "2026-01-01T00:00:00Z"}
         )
+
+
+def test_the_old_workload_spelling_is_split_into_workload_and_task() -> None:
+    from app.contracts import PublicResult
+
+    old = result(workload="bert_base/train", task=None)
+    assert (old.workload, old.task) == ("bert_base", "train")
+    assert result(workload="bert_base/infer", task="infer").workload == "bert_base"
+    with pytest.raises(ValidationError, match="names task 'train'"):
+        result(workload="bert_base/train", task="infer")
+    published = PublicResult.model_validate(
+        {
+            "source": "public:x",
+            "hardware_id": "l4",
+            "hardware_name": "L4",
+            "workload": "resnet50/train",
+            "runtime": "pytorch",
+            "precision": "fp16",
+            "batch_size": 64,
+            "throughput_samples_per_s": 100.0,
+        }
+    )
+    assert (published.workload, published.task) == ("resnet50", "train")

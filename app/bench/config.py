@@ -4,28 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.contracts import Precision, Task
+from app.contracts import Precision, Task, workload_label
 
 
 @dataclass(frozen=True, slots=True)
 class BenchConfig:
     workload: str
-    task: Task
+    task: Task | None
+    """None for a primitive (a GEMM has no task)."""
     runtime: str
     device: str
     precision: Precision
     batch_size: int
     threads: int | None = None
 
-    @property
-    def workload_name(self) -> str:
-        """The result's workload: 'resnet50/infer'; primitives carry no task ('gemm_2048')."""
-        from app.bench.primitives import primitives
-
-        return self.workload if self.workload in primitives else f"{self.workload}/{self.task.value}"
-
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""
-        return (
-            f"{self.workload_name} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"
-        )
+        workload = workload_label(self.workload, self.task)
+        return f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"

@@ -20,24 +20,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
+from app.contracts import MeasureSpec
+
 Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True, slots=True)
-class MeasureConfig:
-    target_ci: float = 0.02
-    """Stop when the 95% CI of the median is within this fraction of it."""
-    time_budget_s: float = 10.0
-    """Hard wall-clock budget for sampling (warm-up has its own)."""
-    max_iterations: int = 10_000
-    min_iterations: int = 10
-    warmup_budget_s: float = 5.0
-    warmup_min: int = 2
-    warmup_window: int = 5
-    warmup_tolerance: float = 0.05
-    """Warm-up ends when the medians of the last two windows differ by less than this."""
-    fixed_iterations: int | None = None
-    """When set, exactly this many timed iterations, whatever the statistics say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +115,7 @@ def timed(step: Callable[[], object], sync: Callable[[], None] | None) -> float:
     return (time.perf_counter_ns() - start) / 1e9
 
 
-def warm_up(
-    step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureConfig, *, timer: TimerFn
-) -> int:
+def warm_up(step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureSpec, *, timer: TimerFn) -> int:
     """Run until two successive windows agree, or the warm-up budget is spent; returns iterations."""
     times: list[float] = []
     deadline = time.perf_counter() + config.warmup_budget_s
@@ -153,7 +136,7 @@ TimerFn = Callable[[Callable[[], object], Callable[[], None] | None], float]
 
 def measure(
     step: Callable[[], object],
-    config: MeasureConfig,
+    config: MeasureSpec,
     *,
     sync: Callable[[], None] | None = None,
     timer: TimerFn = timed,
@@ -170,7 +153,7 @@ def measure(
 
 
 def _sample(
-    step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureConfig, timer: TimerFn
+    step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureSpec, timer: TimerFn
 ) -> tuple[list[float], bool]:
     if config.fixed_iterations is not None:
         samples = [timer(step, sync) for _ in range(config.fixed_iterations)]

@@ -19,12 +19,12 @@ import torch
 from app import __version__
 from app.bench.config import BenchConfig
 from app.bench.energy import EnergyReading, Metered, PeakRss, Sampler, meter_for
-from app.bench.measure import MeasureConfig, Timing, measure, timed
+from app.bench.measure import Timing, measure, timed
 from app.bench.primitives import primitives
 from app.bench.runtimes import runtimes
 from app.bench.suites import Suite
 from app.bench.workloads import Size, workloads
-from app.contracts import MachineSpec, PowerSource, Result, ResultStatus, RunReport
+from app.contracts import MachineSpec, MeasureSpec, PowerSource, Result, ResultStatus, RunReport
 
 Progress = Callable[[int, int, BenchConfig, float | None], None]
 """(index starting at 1, total, the config about to run, seconds left by estimate or None)."""
@@ -45,7 +45,8 @@ def _is_oom(exc: BaseException) -> bool:
 
 def _config_fields(config: BenchConfig) -> dict[str, object]:
     return {
-        "workload": config.workload_name,
+        "workload": config.workload,
+        "task": config.task,
         "runtime": config.runtime,
         "device": config.device,
         "precision": config.precision,
@@ -115,7 +116,7 @@ def _result(
 
 
 def run_config(
-    config: BenchConfig, machine: MachineSpec, measure_config: MeasureConfig, *, size: Size = "standard"
+    config: BenchConfig, machine: MachineSpec, measure_config: MeasureSpec, *, size: Size = "standard"
 ) -> Result:
     """Measure one config; never raises for the config's own failures."""
     reason = unsupported_reason(config, machine)
@@ -177,13 +178,7 @@ def run_suite(
     """Every config in order. ``on_result`` (index, total, result) sees each result as it is made,
     between timed regions; ``should_stop`` is asked before each config (an agent's SIGTERM)."""
     configs = suite.configs(machine, only=only)
-    settings = MeasureConfig(
-        target_ci=suite.measure.target_ci,
-        time_budget_s=suite.measure.time_budget_s,
-        warmup_budget_s=suite.measure.warmup_budget_s,
-        max_iterations=suite.measure.max_iterations,
-        fixed_iterations=fixed_iterations,
-    )
+    settings = suite.measure.model_copy(update={"fixed_iterations": fixed_iterations or suite.measure.fixed_iterations})
     run = SuiteRun()
     started = time.perf_counter()
     for index, config in enumerate(configs, start=1):

@@ -59,7 +59,7 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
     configs = []
     for workload in row.workloads:
         is_primitive = workload in primitives
-        tasks = [Task.infer] if is_primitive else row.tasks
+        tasks: list[Task | None] = [None] if is_primitive else list(row.tasks)
         runtimes = ["torch-eager"] if is_primitive else row.runtimes
         batches = [1] if is_primitive else row.batch_sizes
         for device_spec, task, runtime, precision, batch in itertools.product(

@@ -57,6 +57,7 @@ from app.contracts.fleet import (
 from app.contracts.machine import (
     CpuInfo,
     Device,
+    Fact,
     MachineSpec,
     MemoryInfo,
     NvidiaInfo,
@@ -76,12 +77,14 @@ from app.contracts.recommend import (
     Objective,
     PowerBasis,
     PredictionRequest,
+    Reason,
+    ReasonCode,
     Recommendation,
     Rejection,
     Scope,
     WorkloadSpec,
 )
-from app.contracts.results import Result, ResultRead, RunRead, RunReport
+from app.contracts.results import Result, ResultRead, RunRead, RunReport, workload_label
 from app.contracts.suites import GridSpec, MeasureSpec, SuiteSpec, ThreadSpec
 
 __all__ = [
@@ -103,6 +106,7 @@ __all__ = [
     "EnrollResponse",
     "Estimate",
     "EstimateKind",
+    "Fact",
     "GridSpec",
     "HardwareRef",
     "Heartbeat",
@@ -135,6 +139,8 @@ __all__ = [
     "Problem",
     "PublicImportReport",
     "PublicResult",
+    "Reason",
+    "ReasonCode",
     "Recommendation",
     "Rejection",
     "Result",
@@ -161,4 +167,5 @@ __all__ = [
     "WorkloadSpec",
     "device_kind_of",
     "problem_type",
+    "workload_label",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -12,9 +12,11 @@ from app.contracts.common import (
     Positive,
     Precision,
     Strict,
+    Task,
     Text,
     WorkloadName,
 )
+from app.contracts.results import split_legacy_workload
 
 
 class PublicResult(Strict):
@@ -23,7 +25,8 @@ class PublicResult(Strict):
     source: Annotated[str, Field(pattern=r"^public:[a-z0-9][a-z0-9_.\-]{0,60}$")]
     hardware_id: Name
     hardware_name: Label
-    workload: WorkloadName
+    workload: WorkloadName = Field(description="The bare name; 'resnet50/train' is read as the task too.")
+    task: Task | None = None
     unit: Annotated[str, Field(max_length=32)] = "samples/s"
     runtime: Name
     precision: Precision
@@ -33,6 +36,11 @@ class PublicResult(Strict):
     latency_p99_ms: Positive | None = None
     mean_power_w: Positive | None = None
     note: Text | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_workload(cls, data: Any) -> Any:
+        return split_legacy_workload(data)
 
 
 class PublicImportReport(Strict):

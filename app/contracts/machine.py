@@ -95,19 +95,49 @@ class Device(Strict):
         return self
 
 
+SoftwareKey = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+\-]*$")]
+SOFTWARE_MAX_ENTRIES = 128
+
+_LEGACY_SOFTWARE = {
+    "torch": "torch",
+    "torch_cuda": "torch.cuda",
+    "torch_cudnn": "torch.cudnn",
+    "torch_num_threads": "torch.num_threads",
+    "onnxruntime": "onnxruntime",
+    "numpy": "numpy",
+    "numpy_blas": "numpy.blas",
+}
+
+
 class SoftwareStack(Strict):
+    """The OS and Python, and a mapping of what the runtimes and probes found: a library's version
+    under its name (``torch``), a fact about it under ``name.fact`` (``torch.cuda``,
+    ``onnxruntime.providers``). A new runtime adds its own keys; nothing here names a library."""
+
     os: Label
     kernel: Label | None = None
     python: Label
-    torch: Label | None = None
-    torch_cuda: Label | None = None
-    torch_cudnn: Label | None = None
-    torch_cpu_backends: dict[Annotated[str, Field(max_length=64)], Text] = Field(default_factory=dict)
-    torch_num_threads: int | None = None
-    onnxruntime: Label | None = None
-    onnxruntime_providers: list[Label] = Field(default_factory=list, max_length=32)
-    numpy: Label | None = None
-    numpy_blas: Label | None = None
+    libraries: dict[SoftwareKey, Label] = Field(default_factory=dict, max_length=SOFTWARE_MAX_ENTRIES)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_named_fields(cls, data: object) -> object:
+        """Agents before the mapping sent one field per library; read those into it."""
+        if not isinstance(data, dict) or not any(k in data for k in (*_LEGACY_SOFTWARE, "torch_cpu_backends")):
+            return data
+        data = dict(data)
+        libraries = dict(data.get("libraries") or {})
+        for field, key in _LEGACY_SOFTWARE.items():
+            value = data.pop(field, None)
+            if value is not None:
+                libraries[key] = str(value)
+        for name, value in dict(data.pop("torch_cpu_backends", None) or {}).items():
+            libraries[f"torch.{str(name).replace(' ', '_')}"] = str(value)
+        providers = data.pop("onnxruntime_providers", None)
+        if providers:
+            libraries["onnxruntime.providers"] = ",".join(map(str, providers))
+        data["libraries"] = libraries
+        return data
 
 
 class PowerSensors(Strict):
@@ -122,6 +152,11 @@ class ProbeError(Strict):
     reason: Text
 
 
+FactKey = Annotated[str, Field(min_length=1, max_length=64)]
+Fact = Annotated[str, Field(max_length=200)] | float | int | bool | None
+FACTS_MAX = 32
+
+
 class MachineSpec(Strict):
     """Everything a result needs to be tied to the hardware it was measured on."""
 
@@ -133,7 +168,23 @@ class MachineSpec(Strict):
     devices: list[Device] = Field(min_length=1, max_length=64)
     software: SoftwareStack
     power_sensors: PowerSensors = Field(default_factory=PowerSensors)
+    facts: dict[Name, dict[FactKey, Fact]] = Field(
+        default_factory=dict,
+        max_length=FACTS_MAX,
+        description="What a probe found that no typed field holds, under the probe's name (at most 32 each).",
+    )
     probe_errors: list[ProbeError] = Field(default_factory=list, max_length=64)
+
+    def device(self, device_id: str) -> Device | None:
+        """The device with this id ('cpu', 'cuda:0'), or None."""
+        return next((d for d in self.devices if d.id == device_id), None)
+
+    @model_validator(mode="after")
+    def _facts_are_bounded(self) -> MachineSpec:
+        for probe, facts in self.facts.items():
+            if len(facts) > FACTS_MAX:
+                raise ValueError(f"facts of probe {probe!r}: at most {FACTS_MAX} entries, got {len(facts)}")
+        return self
 
     @model_validator(mode="after")
     def _unique_devices(self) -> MachineSpec:

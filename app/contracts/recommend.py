@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
@@ -19,14 +19,55 @@ from app.contracts.common import (
     Task,
     WorkloadName,
 )
+from app.contracts.results import split_legacy_workload, workload_label
 
 
 class Objective(StrEnum):
+    """TRANSITION: app/cli.py's --objective still types by this; removed with that caller. The
+    objectives are the recommender's registry (app/recommender/objectives/), served by the API."""
+
     throughput = "throughput"
     latency = "latency"
     throughput_per_watt = "throughput_per_watt"
     cost_per_million_samples = "cost_per_million_samples"
     energy_per_sample = "energy_per_sample"
+
+
+class ReasonCode(StrEnum):
+    """Why a candidate was rejected, or how an estimate was made. Each code has one phrasing,
+    written in app/recommender/reasons.py from the reason's figures; nothing reads the words back."""
+
+    # rejections
+    power_unknown = "power_unknown"
+    over_power_budget = "over_power_budget"
+    over_system_power_budget = "over_system_power_budget"
+    latency_unknown = "latency_unknown"
+    over_latency_slo = "over_latency_slo"
+    under_min_throughput = "under_min_throughput"
+    price_unknown = "price_unknown"
+    over_price = "over_price"
+    # explanations
+    measured_lab = "measured_lab"
+    measured_lab_median = "measured_lab_median"
+    measured_public = "measured_public"
+    interpolated = "interpolated"
+    predicted = "predicted"
+    roofline = "roofline"
+    power_capped = "power_capped"
+    power_tdp = "power_tdp"
+    power_transferred = "power_transferred"
+    power_missing = "power_missing"
+
+
+Figure = int | float | str | None
+
+
+class Reason(Strict):
+    """A code and the figures it is about; ``text`` is the two rendered in words, for people."""
+
+    code: ReasonCode
+    figures: dict[str, Figure] = Field(default_factory=dict)
+    text: str
 
 
 class CustomWorkload(Strict):
@@ -61,7 +102,9 @@ class WorkloadSpec(Strict):
     custom: CustomWorkload | None = None
     task: Task = Task.infer
     batch_size: int | None = Field(default=None, ge=1, le=100_000_000, description="Unset: the recommender picks.")
-    objective: Objective = Objective.throughput
+    objective: Name = Field(
+        default="throughput", description="An objective's name (GET /api/v1/registry lists them; unknown: 422)."
+    )
     constraints: Constraints = Field(default_factory=Constraints)
     scope: Scope = Scope.owned
     electricity_usd_per_kwh: NonNegative = Field(default=0.15, le=10, description="For cost per million samples.")
@@ -69,10 +112,14 @@ class WorkloadSpec(Strict):
     limit: int = Field(default=50, ge=1, le=1000, description="At most this many ranked candidates.")
 
     @property
-    def workload_name(self) -> str:
-        """The result name the lab's measurements use: 'bert_base/infer'."""
-        name = self.workload if self.workload is not None else self.custom.name  # type: ignore[union-attr]
-        return f"{name}/{self.task.value}"
+    def name(self) -> str:
+        """The workload's bare name, zoo or custom: 'bert_base'."""
+        return self.workload if self.workload is not None else self.custom.name  # type: ignore[union-attr]
+
+    @property
+    def label(self) -> str:
+        """For people: 'bert_base/infer'."""
+        return workload_label(self.name, self.task)
 
     @model_validator(mode="after")
     def _one_workload(self) -> WorkloadSpec:
@@ -120,7 +167,8 @@ class Estimate(Strict):
     power_basis: PowerBasis | None = None
     power_cap_w: Positive | None = None
     references: list[str] = Field(default_factory=list, description="Hardware a prediction was transferred from.")
-    explanation: str
+    explanation: str = Field(description="``why`` in words.")
+    why: list[Reason] = Field(default_factory=list, description="How the estimate was made, as codes and figures.")
 
 
 class CandidateConfig(Strict):
@@ -145,7 +193,7 @@ class Candidate(CandidateConfig):
 
 class Rejection(CandidateConfig):
     estimate: Estimate
-    reasons: list[str]
+    reasons: list[Reason]
 
 
 class Recommendation(Strict):
@@ -169,6 +217,11 @@ class PredictionRequest(Strict):
     batch_size: int = Field(ge=1, le=1_000_000)
     threads: int | None = Field(default=None, ge=1, le=4096)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_workload(cls, data: Any) -> Any:
+        return split_legacy_workload(data)
+
     @model_validator(mode="after")
     def _one_hardware_and_workload(self) -> PredictionRequest:
         if (self.catalog_id is None) == (self.machine_id is None):
@@ -178,6 +231,6 @@ class PredictionRequest(Strict):
         return self
 
     @property
-    def workload_name(self) -> str:
-        name = self.workload if self.workload is not None else self.custom.name  # type: ignore[union-attr]
-        return name if "/" in name else f"{name}/{self.task.value}"
+    def name(self) -> str:
+        """The workload's bare name, zoo or custom."""
+        return self.workload if self.workload is not None else self.custom.name  # type: ignore[union-attr]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, computed_field, model_validator
 
@@ -18,6 +18,7 @@ from app.contracts.common import (
     Precision,
     ResultStatus,
     Strict,
+    Task,
     Text,
     WorkloadName,
     device_kind_of,
@@ -27,10 +28,30 @@ from app.contracts.machine import (
 )
 
 
+def split_legacy_workload(data: Any) -> Any:
+    """Older agents and published tables write the task into the name ('resnet50/infer'): split it
+    into workload and task, so the stored workload is always the bare name. A task given both ways
+    must agree."""
+    if not isinstance(data, dict) or not isinstance(data.get("workload"), str) or "/" not in data["workload"]:
+        return data
+    name, _, task = data["workload"].partition("/")
+    given = data.get("task")
+    if given is not None and str(given) != task:
+        raise ValueError(f"workload {data['workload']!r} names task {task!r}, but task is {given!r}")
+    return {**data, "workload": name, "task": task}
+
+
+def workload_label(workload: str, task: Task | str | None) -> str:
+    """How people read a (workload, task) pair: 'resnet50/infer'; a primitive is its name ('gemm_2048').
+    For display only: nothing parses it back."""
+    return workload if task is None else f"{workload}/{Task(task).value}"
+
+
 class Result(Strict):
     """The measurement of one config on one machine."""
 
-    workload: WorkloadName
+    workload: WorkloadName = Field(description="The bare name: 'resnet50' ('resnet50/infer' is read as the task too).")
+    task: Task | None = Field(default=None, description="infer or train; none for primitives (gemm_2048).")
     runtime: Name
     device: DeviceId
     precision: Precision
@@ -55,6 +76,11 @@ class Result(Strict):
     achieved_tflops: NonNegative | None = Field(default=None, description="For GEMM primitives.")
     bandwidth_gb_per_s: NonNegative | None = Field(default=None, description="For copy primitives.")
     compile_time_s: NonNegative | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_workload(cls, data: Any) -> Any:
+        return split_legacy_workload(data)
 
     @model_validator(mode="after")
     def _status_is_consistent(self) -> Result:

@@ -16,12 +16,24 @@ ThreadSpec = Annotated[int, Field(ge=1, le=4096)] | Literal["all", "scaling"]
 
 
 class MeasureSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """How the harness measures (app/bench/measure.py): a suite's ``[measure]`` table and the
+    harness's settings are this one model."""
 
-    time_budget_s: float = Field(default=3.0, gt=0, le=3600)
-    warmup_budget_s: float = Field(default=3.0, gt=0, le=3600)
-    target_ci: float = Field(default=0.02, gt=0, lt=1)
-    max_iterations: int = Field(default=10_000, ge=1)
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target_ci: float = Field(default=0.02, gt=0, lt=1, description="Stop when the median's 95% CI is this close.")
+    time_budget_s: float = Field(default=3.0, gt=0, le=3600, description="Wall-clock budget for sampling.")
+    max_iterations: int = Field(default=10_000, ge=1, le=10_000_000)
+    min_iterations: int = Field(default=10, ge=1, le=10_000)
+    warmup_budget_s: float = Field(default=3.0, ge=0, le=3600, description="Warm-up has its own budget.")
+    warmup_min: int = Field(default=2, ge=0, le=10_000)
+    warmup_window: int = Field(default=5, ge=1, le=1000)
+    warmup_tolerance: float = Field(
+        default=0.05, gt=0, lt=1, description="Warm-up ends when the last two windows' medians differ by less."
+    )
+    fixed_iterations: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="Exactly this many timed iterations, whatever the statistics."
+    )
 
 
 class GridSpec(BaseModel):

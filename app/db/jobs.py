@@ -26,22 +26,7 @@ ACTIVE = (JobStatus.queued.value, JobStatus.running.value)
 
 
 def to_job(row: JobRow) -> Job:
-    return Job(
-        id=row.id,
-        suite=row.suite,
-        suite_toml=row.suite_toml,
-        machine_id=row.machine_id,
-        selector={str(k): str(v) for k, v in row.selector.items()},
-        status=JobStatus(row.status),
-        attempts=row.attempts,
-        max_attempts=row.max_attempts,
-        configs_done=row.configs_done,
-        configs_total=row.configs_total,
-        created_at=row.created_at,
-        lease_expires_at=row.lease_expires_at,
-        claimed_by=row.claimed_by,
-        message=row.message,
-    )
+    return Job.model_validate(row, from_attributes=True)
 
 
 def create(session: Session, body: JobCreate) -> JobRow:

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
-from app.contracts import AgentState, DeviceKind, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
+from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
 from app.db import tokens
 from app.db.models import DeviceRow, Machine, SpecSnapshot, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
@@ -198,31 +198,12 @@ def retire(session: Session, machine_id: uuid.UUID) -> Machine:
 
 
 def to_read(session: Session, machine: Machine, *, with_spec: bool = False) -> MachineRead:
-    return MachineRead(
-        id=machine.id,
-        fingerprint=machine.fingerprint,
-        hostname=machine.hostname,
-        status=displayed_status(machine),
-        agent_state=machine.agent_state,
-        labels={str(k): str(v) for k, v in machine.labels.items()},
-        created_at=machine.created_at,
-        last_seen_at=machine.last_seen_at,
-        hardware=hardware_summary(machine),
-        spec=latest_spec(session, machine.id) if with_spec else None,
-    )
-
-
-def hardware_summary(machine: Machine) -> str | None:
-    """'2 x NVIDIA H100 80GB HBM3 + Intel Xeon ...': GPUs by name with their count, then the CPU."""
-    gpus: dict[str, int] = {}
-    cpus = []
-    for device in machine.devices:
-        if device.kind == DeviceKind.cpu.value:
-            cpus.append(device.name)
-        else:
-            gpus[device.name] = gpus.get(device.name, 0) + 1
-    parts = [f"{n} x {name}" if n > 1 else name for name, n in sorted(gpus.items())] + cpus
-    return " + ".join(parts) or None
+    """The row read by its attributes (``hardware`` is a property of the row); the status shown is
+    derived from the heartbeats, and the spec is read only when asked for."""
+    read = MachineRead.model_validate(machine, from_attributes=True)
+    read.status = displayed_status(machine)
+    read.spec = latest_spec(session, machine.id) if with_spec else None
+    return read
 
 
 def page(

@@ -84,6 +84,19 @@ class Machine(Base):
         back_populates="machine", cascade="all, delete-orphan", order_by="DeviceRow.device_id"
     )
 
+    @property
+    def hardware(self) -> str | None:
+        """'2 x NVIDIA H100 80GB HBM3 + Intel Xeon ...': GPUs by name with their count, then the CPU."""
+        gpus: dict[str, int] = {}
+        cpus = []
+        for device in self.devices:
+            if device.kind == "cpu":
+                cpus.append(device.name)
+            else:
+                gpus[device.name] = gpus.get(device.name, 0) + 1
+        parts = [f"{n} x {name}" if n > 1 else name for name, n in sorted(gpus.items())] + cpus
+        return " + ".join(parts) or None
+
 
 class SpecSnapshot(Base):
     """A MachineSpec as it was when a run was measured; a new one is kept only when the spec changes."""
@@ -128,6 +141,11 @@ class Run(Base):
     received_at: Mapped[datetime] = mapped_column(default=utcnow)
     result_count: Mapped[int] = mapped_column(Integer)
 
+    @property
+    def run_id(self) -> uuid.UUID:
+        """The name RunRead gives the id (the agent made it: it is the run's idempotency key)."""
+        return self.id
+
 
 class ResultRow(Base):
     __tablename__ = "results"
@@ -140,6 +158,8 @@ class ResultRow(Base):
     run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     machine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"))
     workload: Mapped[str] = mapped_column(String(64))
+    task: Mapped[str | None] = mapped_column(String(8))
+    """infer or train; NULL for primitives (gemm_2048), which have no task."""
     runtime: Mapped[str] = mapped_column(String(64))
     device: Mapped[str] = mapped_column(String(16))
     device_kind: Mapped[str] = mapped_column(String(8), index=True)
@@ -165,6 +185,13 @@ class ResultRow(Base):
     achieved_tflops: Mapped[float | None] = mapped_column(Float)
     bandwidth_gb_per_s: Mapped[float | None] = mapped_column(Float)
     compile_time_s: Mapped[float | None] = mapped_column(Float)
+
+    machine: Mapped[Machine] = relationship(lazy="raise")
+    """Read with the row by a join (contains_eager) when wanted; never loaded one row at a time."""
+
+    @property
+    def hostname(self) -> str:
+        return self.machine.hostname
 
 
 class JobRow(Base):
@@ -232,6 +259,7 @@ class PublicResultRow(Base):
     hardware_id: Mapped[str] = mapped_column(String(64))
     hardware_name: Mapped[str] = mapped_column(String(200))
     workload: Mapped[str] = mapped_column(String(64))
+    task: Mapped[str | None] = mapped_column(String(8))
     unit: Mapped[str] = mapped_column(String(32))
     runtime: Mapped[str] = mapped_column(String(64))
     precision: Mapped[str] = mapped_column(String(8))

@@ -1,4 +1,4 @@
-"""Result queries: filters, pagination and CSV export. The recommender reads results through here."""
+"""Result queries: filters, pagination and CSV export. (The recommender reads through app/db/evidence.py.)"""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import Select, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, contains_eager
 
-from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus
-from app.db.models import Machine, ResultRow
+from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus, Task
+from app.db.models import ResultRow
+from app.errors import InvalidInput
 
 _S = TypeVar("_S", bound=Select[*tuple[Any, ...]])
 
@@ -32,17 +33,31 @@ class ResultFilter:
     machine_id: uuid.UUID | None = None
     run_id: uuid.UUID | None = None
     workload: str | None = None
+    task: Task | None = None
     runtime: str | None = None
     precision: Precision | None = None
     device_kind: DeviceKind | None = None
     batch_size: int | None = None
     status: ResultStatus | None = None
 
+    def __post_init__(self) -> None:
+        """``workload=resnet50/infer`` (the name as results used to carry it) is workload + task."""
+        if self.workload is not None and "/" in self.workload:
+            name, _, task = self.workload.partition("/")
+            if task not in Task.__members__ or (self.task is not None and self.task.value != task):
+                raise InvalidInput(
+                    f"workload {self.workload!r} names task {task!r}",
+                    hint="give workload=resnet50&task=infer (task is infer or train)",
+                )
+            object.__setattr__(self, "workload", name)
+            object.__setattr__(self, "task", Task(task))
+
     def apply(self, query: _S) -> _S:
         for column, value in (
             (ResultRow.machine_id, self.machine_id),
             (ResultRow.run_id, self.run_id),
             (ResultRow.workload, self.workload),
+            (ResultRow.task, self.task.value if self.task else None),
             (ResultRow.runtime, self.runtime),
             (ResultRow.precision, self.precision.value if self.precision else None),
             (ResultRow.device_kind, self.device_kind.value if self.device_kind else None),
@@ -54,22 +69,20 @@ class ResultFilter:
         return query
 
 
-def _select(where: ResultFilter) -> Select[ResultRow, str]:
-    query = select(ResultRow, Machine.hostname).join(Machine, Machine.id == ResultRow.machine_id)
+def _select(where: ResultFilter) -> Select[ResultRow]:
+    query = select(ResultRow).join(ResultRow.machine).options(contains_eager(ResultRow.machine))
     return where.apply(query)
 
 
-def to_read(row: ResultRow, hostname: str) -> ResultRead:
-    data = {name: getattr(row, name) for name in ResultRead.model_fields if name != "hostname"}
-    return ResultRead.model_validate({**data, "hostname": hostname})
+def to_read(row: ResultRow) -> ResultRead:
+    """The row read by its attributes; its machine must have been loaded with it (see _select)."""
+    return ResultRead.model_validate(row, from_attributes=True)
 
 
 def page(session: Session, where: ResultFilter, *, limit: int, offset: int) -> Page[ResultRead]:
     total = session.scalar(where.apply(select(func.count(ResultRow.id)))) or 0
-    rows = session.execute(_select(where).order_by(ResultRow.id).limit(limit).offset(offset))
-    return Page[ResultRead](
-        items=[to_read(row, hostname) for row, hostname in rows], total=total, limit=limit, offset=offset
-    )
+    rows = session.scalars(_select(where).order_by(ResultRow.id).limit(limit).offset(offset))
+    return Page[ResultRead](items=[to_read(row) for row in rows], total=total, limit=limit, offset=offset)
 
 
 def iter_csv(session: Session, where: ResultFilter, *, chunk: int = 2000) -> Iterator[str]:
@@ -79,14 +92,13 @@ def iter_csv(session: Session, where: ResultFilter, *, chunk: int = 2000) -> Ite
     writer.writerow(CSV_COLUMNS)
     last_id = 0
     while True:
-        rows = session.execute(_select(where).where(ResultRow.id > last_id).order_by(ResultRow.id).limit(chunk))
-        batch = rows.all()
-        for row, hostname in batch:
-            data = to_read(row, hostname).model_dump(mode="json")
+        batch = session.scalars(_select(where).where(ResultRow.id > last_id).order_by(ResultRow.id).limit(chunk)).all()
+        for row in batch:
+            data = to_read(row).model_dump(mode="json")
             writer.writerow(["" if data[c] is None else data[c] for c in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
         if len(batch) < chunk:
             return
-        last_id = batch[-1][0].id
+        last_id = batch[-1].id

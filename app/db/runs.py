@@ -9,7 +9,7 @@ from sqlalchemy import Table, insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.contracts import MachineStatus, RunRead, RunReport, device_kind_of
+from app.contracts import MachineStatus, Result, RunRead, RunReport, device_kind_of
 from app.db import machines
 from app.db.engine import Database
 from app.db.models import JobRow, Machine, ResultRow, Run, utcnow
@@ -20,16 +20,7 @@ WRITABLE_STATUSES = {MachineStatus.online.value, MachineStatus.busy.value, Machi
 
 
 def to_read(run: Run) -> RunRead:
-    return RunRead(
-        run_id=run.id,
-        machine_id=run.machine_id,
-        suite=run.suite,
-        job_id=run.job_id,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-        received_at=run.received_at,
-        result_count=run.result_count,
-    )
+    return RunRead.model_validate(run, from_attributes=True)
 
 
 def get(session: Session, run_id: uuid.UUID) -> Run:
@@ -95,10 +86,8 @@ def _insert(session: Session, *, machine_id: uuid.UUID, report: RunReport) -> Ru
     return to_read(run)
 
 
-def _result_row(run_id: uuid.UUID, machine_id: uuid.UUID, result: Any) -> dict[str, Any]:
-    row: dict[str, Any] = result.model_dump(mode="python")
-    for enum_field in ("precision", "status", "power_source"):
-        row[enum_field] = row[enum_field].value
+def _result_row(run_id: uuid.UUID, machine_id: uuid.UUID, result: Result) -> dict[str, Any]:
+    row: dict[str, Any] = result.model_dump(mode="json")
     row["run_id"] = run_id
     row["machine_id"] = machine_id
     row["device_kind"] = device_kind_of(result.device).value

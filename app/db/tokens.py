@@ -128,14 +128,4 @@ def has_admin_token(session: Session) -> bool:
 
 
 def to_read(row: TokenRow) -> TokenRead:
-    return TokenRead(
-        id=row.id,
-        kind=TokenKind(row.kind),
-        note=row.note,
-        created_at=row.created_at,
-        expires_at=row.expires_at,
-        revoked_at=row.revoked_at,
-        uses=row.uses,
-        max_uses=row.max_uses,
-        machine_id=row.machine_id,
-    )
+    return TokenRead.model_validate(row, from_attributes=True)

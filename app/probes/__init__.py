@@ -13,7 +13,6 @@ from typing import Any
 
 from app import catalog
 from app.contracts import CpuInfo, Device, DeviceKind, MachineSpec, MemoryInfo, PowerSensors, SoftwareStack
-from app.probes import cpu, memory, nvidia, power, software  # noqa: F401  (registers the probes)
 from app.probes.base import Probe, ProbeContext, probes
 from app.probes.fingerprint import fingerprint
 from app.probes.sources import HostSources, Sources
@@ -59,7 +58,7 @@ def probe_machine(
     ``instance`` (default: HWADVISOR_AGENT_INSTANCE) tells apart several agents on one host."""
     instance = instance if instance is not None else os.environ.get("HWADVISOR_AGENT_INSTANCE") or None
     ctx = ProbeContext(sources=sources or HostSources(), nvml=nvml, cuda_sm_counts=cuda_sm_counts)
-    for entry in sorted(probes, key=lambda e: (e.plugin.order, e.name)):
+    for entry in sorted(probes, key=lambda e: (e.plugin.info.order, e.name)):
         try:
             entry.plugin().run(ctx)
         except Exception as exc:  # a probe must never take the agent down
@@ -75,5 +74,6 @@ def probe_machine(
         devices=[_cpu_device(cpu_info, memory_info), *ctx.gpus],
         software=software_info,
         power_sensors=ctx.power or PowerSensors(),
+        facts=ctx.facts,
         probe_errors=ctx.errors,
     )

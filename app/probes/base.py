@@ -6,9 +6,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from app.contracts import CpuInfo, Device, MemoryInfo, PowerSensors, ProbeError, SoftwareStack
+from app.contracts import CpuInfo, Device, Fact, MemoryInfo, PowerSensors, ProbeError, SoftwareStack
 from app.probes.sources import Sources
-from app.registry import Registry
+from app.registry import PluginInfo, Registry
 
 
 @dataclass
@@ -25,6 +25,8 @@ class ProbeContext:
     gpus: list[Device] = field(default_factory=list)
     software: SoftwareStack | None = None
     power: PowerSensors | None = None
+    facts: dict[str, dict[str, Fact]] = field(default_factory=dict)
+    """What a probe found that no typed part of the spec holds, under the probe's name."""
     errors: list[ProbeError] = field(default_factory=list)
 
     def fail(self, probe: str, reason: str) -> None:
@@ -38,15 +40,25 @@ class ProbeContext:
         return value
 
 
-class Probe(ABC):
-    """One part of the machine. ``order`` sets who runs first when one probe reads another's result."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProbeInfo(PluginInfo):
+    order: int = 50
+    """Who runs first, when one probe reads another's result (lowest first)."""
 
-    NAME: ClassVar[str]
-    order: ClassVar[int] = 50
+    def details(self) -> dict[str, Any]:
+        return {"order": self.order}
+
+
+class Probe(ABC):
+    """One part of the machine: one file in this package, a class with a ``ProbeInfo`` registered
+    with ``@probes.register``. A probe fills a typed part of the ProbeContext, or its own entry in
+    ``ctx.facts`` (which reaches ``MachineSpec.facts``) when no typed part fits."""
+
+    info: ClassVar[ProbeInfo]
 
     @abstractmethod
     def run(self, ctx: ProbeContext) -> None:
         """Fill in ctx; raise (or call ctx.fail) when the part cannot be read. Never exits the process."""
 
 
-probes: Registry[type[Probe]] = Registry("probe")
+probes: Registry[type[Probe]] = Registry("probe", package="app.probes")

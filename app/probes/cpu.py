@@ -6,7 +6,7 @@ import math
 import re
 
 from app.contracts import CpuInfo
-from app.probes.base import Probe, ProbeContext, probes
+from app.probes.base import Probe, ProbeContext, ProbeInfo, probes
 from app.probes.sources import Sources
 
 DL_FEATURES_X86 = (
@@ -199,10 +199,13 @@ def read_cpu(sources: Sources) -> CpuInfo:
     )
 
 
-@probes.register("cpu")
+@probes.register
 class CpuProbe(Probe):
-    NAME = "cpu"
-    order = 10
+    info = ProbeInfo(
+        name="cpu",
+        description="CPU identity, topology, caches, ISA features, hypervisor, effective CPUs (cgroup, cpuset)",
+        order=10,
+    )
 
     def run(self, ctx: ProbeContext) -> None:
         ctx.cpu = read_cpu(ctx.sources)

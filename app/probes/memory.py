@@ -5,15 +5,14 @@ from __future__ import annotations
 import psutil
 
 from app.contracts import MemoryInfo
-from app.probes.base import Probe, ProbeContext, probes
+from app.probes.base import Probe, ProbeContext, ProbeInfo, probes
 
 MIB = 1024 * 1024
 
 
-@probes.register("memory")
+@probes.register
 class MemoryProbe(Probe):
-    NAME = "memory"
-    order = 20
+    info = ProbeInfo(name="memory", description="memory: total, available, swap", order=20)
 
     def run(self, ctx: ProbeContext) -> None:
         if ctx.sources.captured:

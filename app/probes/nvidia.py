@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from app import catalog
 from app.contracts import Device, DeviceKind, NvidiaInfo
-from app.probes.base import Probe, ProbeContext, probes
+from app.probes.base import Probe, ProbeContext, ProbeInfo, probes
 
 T = TypeVar("T")
 MIB = 1024 * 1024
@@ -118,10 +118,13 @@ def _cuda_version(value: int | None) -> str | None:
     return None if value is None else f"{value // 1000}.{value % 1000 // 10}"
 
 
-@probes.register("nvidia")
+@probes.register
 class NvidiaProbe(Probe):
-    NAME = "nvidia"
-    order = 30
+    info = ProbeInfo(
+        name="nvidia",
+        description="NVIDIA GPUs through NVML (clocks, power limits, PCIe, ECC, MIG, energy counter)",
+        order=30,
+    )
 
     def run(self, ctx: ProbeContext) -> None:
         nvml = ctx.nvml if ctx.nvml is not None else load_nvml()

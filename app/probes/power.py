@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.contracts import PowerSensors
-from app.probes.base import Probe, ProbeContext, probes
+from app.probes.base import Probe, ProbeContext, ProbeInfo, probes
 
 POWERCAP = "/sys/class/powercap"
 
@@ -28,10 +28,9 @@ def _zone_name(ctx: ProbeContext, zone: str) -> str:
     return (ctx.sources.read(f"{POWERCAP}/{zone}/name") or zone).strip()
 
 
-@probes.register("power")
+@probes.register
 class PowerProbe(Probe):
-    NAME = "power"
-    order = 40
+    info = ProbeInfo(name="power", description="power sensors: RAPL domains readable, NVML energy counters", order=40)
 
     def run(self, ctx: ProbeContext) -> None:
         domains = rapl_domains(ctx)

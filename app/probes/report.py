@@ -60,13 +60,7 @@ def render_spec(spec: MachineSpec) -> str:
     lines += [
         "software",
         _row("os", f"{sw.os} (kernel {_optional(sw.kernel)}), python {sw.python}"),
-        _row(
-            "torch",
-            f"{_optional(sw.torch)} cuda {_optional(sw.torch_cuda)} cudnn {_optional(sw.torch_cudnn)},"
-            f" {_optional(sw.torch_num_threads)} threads",
-        ),
-        _row("onnxruntime", f"{_optional(sw.onnxruntime)} {' '.join(sw.onnxruntime_providers)}"),
-        _row("numpy", f"{_optional(sw.numpy)} ({_optional(sw.numpy_blas)})"),
+        *(_row(name, value) for name, value in sorted(sw.libraries.items())),
         "power sensors",
         _row("rapl", ", ".join(spec.power_sensors.rapl_domains) or "not readable"),
         _row("nvml energy counter", "yes" if spec.power_sensors.nvml_energy_counter else "no"),

@@ -18,6 +18,7 @@ from app.contracts import (
     Recommendation,
     Scope,
     WorkloadSpec,
+    workload_label,
 )
 from app.errors import InvalidInput, NotFoundError
 from app.recommender.estimators import Config, Evidence, estimate
@@ -30,6 +31,7 @@ from app.recommender.evidence import (
     owned_hardware,
     public_points,
 )
+from app.recommender.objectives import objective
 from app.recommender.ranking import Option, rank
 from app.recommender.roofline import roofline_estimate
 from app.recommender.space import ConfigSpace
@@ -66,6 +68,7 @@ def recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
 
 
 def _recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
+    objective(spec.objective)  # an unknown objective is refused before any work (422, listing them)
     catalog = store.entries(session)
     owned = owned_hardware(session, catalog)
     hardware = list(owned)
@@ -86,12 +89,12 @@ def _options(
     catalog: dict[str, CatalogHardware],
     notes: list[str],
 ) -> list[Option]:
-    name = spec.workload_name
-    lab = lab_points(session, name, [h for h in hardware if h.ref.owned])
-    public = public_points(session, name, catalog) if spec.scope is Scope.catalog else []
+    name, task = spec.name, spec.task
+    lab = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
+    public = public_points(session, name, task, catalog) if spec.scope is Scope.catalog else []
     if not lab and not public:
         notes.append(
-            f"nothing has measured {name} yet: schedule it on a lab machine "
+            f"nothing has measured {spec.label} yet: schedule it on a lab machine "
             f"(hwadvisor jobs create --suite standard --machine <id>) or import published results (hwadvisor import)"
         )
         return []
@@ -176,8 +179,8 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
                 f"the catalog lacks the {request.precision.value} peak or bandwidth of {hardware.ref.name}"
             )
         return result.to_contract()
-    name = request.workload_name
-    points = lab_points(session, name, owned) + public_points(session, name, catalog)
+    name, task = request.name, request.task
+    points = lab_points(session, name, task, owned) + public_points(session, name, task, catalog)
     source = LAB if any(p.runtime == request.runtime for p in points if p.source == LAB) else None
     if source is None:
         source = next((p.source for p in points if p.runtime == request.runtime), LAB)
@@ -185,7 +188,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     result = estimate(hardware, config, Evidence(points))
     if result is None:
         raise NotFoundError(
-            f"nothing measured {name} with {request.runtime} at {request.precision.value}"
+            f"nothing measured {workload_label(name, task)} with {request.runtime} at {request.precision.value}"
             + ("" if hardware.spec else f", and {hardware.ref.name} has no catalog entry to predict from"),
             hint="measure it on one lab machine (hwadvisor jobs create) or import published results",
         )

@@ -1,4 +1,5 @@
-"""What is known about a workload: the lab's measurements, published results, and the hardware they ran on.
+"""What is known about a workload and task: the lab's measurements, published results, and the
+hardware they ran on. The database is read through app/db/evidence.py's query functions.
 
 A *point* is one measured config on one piece of hardware, per device. The lab's points are the
 latest ok result of each config on each machine's device; published points keep their
@@ -13,13 +14,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.catalog import CatalogHardware
 from app.catalog import public as public_results
-from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, ResultStatus
-from app.db.models import DeviceRow, Machine, ResultRow, Run
+from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, Task
+from app.db import evidence as queries
+from app.db.evidence import OwnedDevice
 
 LAB = "lab"
 
@@ -57,16 +58,10 @@ class Point(NamedTuple):
 
 def owned_hardware(session: Session, catalog: dict[str, CatalogHardware]) -> list[Hardware]:
     """Every device of every machine that is not retired."""
-    rows = session.execute(
-        select(DeviceRow, Machine.hostname)
-        .join(Machine, Machine.id == DeviceRow.machine_id)
-        .where(Machine.retired_at.is_(None))
-        .order_by(Machine.hostname, DeviceRow.device_id)
-    )
-    return [_owned(device, hostname, catalog) for device, hostname in rows]
+    return [_owned(device, catalog) for device in queries.owned_devices(session)]
 
 
-def _owned(device: DeviceRow, hostname: str, catalog: dict[str, CatalogHardware]) -> Hardware:
+def _owned(device: OwnedDevice, catalog: dict[str, CatalogHardware]) -> Hardware:
     spec = catalog.get(device.catalog_id) if device.catalog_id else None
     ref = HardwareRef(
         name=spec.name if spec else device.name,
@@ -74,7 +69,7 @@ def _owned(device: DeviceRow, hostname: str, catalog: dict[str, CatalogHardware]
         owned=True,
         catalog_id=device.catalog_id,
         machine_id=device.machine_id,
-        machine_name=hostname,
+        machine_name=device.hostname,
         device=device.device_id,
     )
     return Hardware(f"machine:{device.machine_id}/{device.device_id}", ref, spec)
@@ -86,32 +81,11 @@ def catalog_hardware(entry: CatalogHardware) -> Hardware:
     return Hardware(f"catalog:{entry.id}", ref, entry)
 
 
-def lab_points(session: Session, workload: str, owned: list[Hardware]) -> list[Point]:
+def lab_points(session: Session, workload: str, task: Task, owned: list[Hardware]) -> list[Point]:
     """The latest ok result of each config on each owned device."""
     by_device = {(h.ref.machine_id, h.ref.device): h for h in owned}
     precisions = {p.value: p for p in Precision}
-    r = ResultRow
-    rows = session.execute(
-        select(
-            r.machine_id,
-            r.device,
-            r.runtime,
-            r.precision,
-            r.batch_size,
-            r.threads,
-            r.throughput_samples_per_s,
-            r.latency_p50_ms,
-            r.latency_p99_ms,
-            r.latency_ci95_low_ms,
-            r.latency_ci95_high_ms,
-            r.mean_power_w,
-            r.power_source,
-            r.iterations,
-        )
-        .join(Run, Run.id == r.run_id)
-        .where(r.workload == workload, r.status == ResultStatus.ok.value)
-        .order_by(Run.finished_at, r.id)
-    )
+    rows = queries.lab_measurements(session, workload, task)
     latest: dict[tuple[str, str, str, int, int | None], Point] = {}
     measured_power = {PowerSource.nvml.value, PowerSource.rapl.value}
     # plain tuples: this loop sees every result of the workload in the fleet (100,000 rows and more)
@@ -145,11 +119,11 @@ def _ci_pct(low: float | None, high: float | None, mid: float | None) -> float |
     return (high - low) / 2 / mid * 100
 
 
-def public_points(session: Session, workload: str, catalog: dict[str, CatalogHardware]) -> list[Point]:
+def public_points(session: Session, workload: str, task: Task, catalog: dict[str, CatalogHardware]) -> list[Point]:
     """Published results per device, one point per source, hardware and config (the median of systems)."""
     groups: dict[tuple[str, str, str, str], list[tuple[float, int, float | None, float | None]]] = defaultdict(list)
     for r in public_results.all_results(session, workload=workload):
-        if r.hardware_id not in catalog:
+        if r.task is not task or r.hardware_id not in catalog:
             continue
         per_device_power = r.mean_power_w / r.devices if r.mean_power_w else None
         groups[(r.source, r.hardware_id, r.runtime, r.precision.value)].append(

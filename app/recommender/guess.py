@@ -1,6 +1,6 @@
 """An estimate while the recommender works: plain numbers, made into the validated wire ``Estimate``
 only for what the answer lists. A fleet of 1,000 machines gives tens of thousands of candidates;
-most are ranked and dropped, and their one-line explanations are never written."""
+most are ranked and dropped, and their reasons are never made or written (``why`` may be a function)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.contracts import Estimate, EstimateKind, PowerBasis
+from app.recommender import reasons
+from app.recommender.reasons import Why
 
 
 @dataclass(slots=True)
@@ -19,13 +21,17 @@ class Guess:
     latency_p99_ms: float | None
     power_w: float | None
     power_basis: PowerBasis | None
-    explain: str | Callable[[], str]
+    why: list[Why] | Callable[[], list[Why]]
     references: list[str] = field(default_factory=list)
     power_cap_w: float | None = None
 
     @property
+    def reasons(self) -> list[Why]:
+        return self.why if isinstance(self.why, list) else self.why()
+
+    @property
     def explanation(self) -> str:
-        return self.explain if isinstance(self.explain, str) else self.explain()
+        return reasons.explanation(self.reasons)
 
     @property
     def throughput_low(self) -> float:
@@ -36,6 +42,7 @@ class Guess:
         return self.throughput_samples_per_s * (1 + self.error_pct / 100)
 
     def to_contract(self) -> Estimate:
+        why = self.reasons
         return Estimate(
             kind=self.kind,
             source=self.source,
@@ -48,5 +55,6 @@ class Guess:
             power_basis=self.power_basis,
             power_cap_w=self.power_cap_w,
             references=self.references,
-            explanation=self.explanation,
+            explanation=reasons.explanation(why),
+            why=[reasons.to_reason(w) for w in why],
         )

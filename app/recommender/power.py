@@ -8,9 +8,10 @@ offer is conservative, and widen its band. It is a prediction, labelled so, neve
 
 from __future__ import annotations
 
-from app.contracts import DeviceKind, EstimateKind, PowerBasis
+from app.contracts import DeviceKind, EstimateKind, PowerBasis, ReasonCode
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
+from app.recommender.reasons import Why
 
 CAP_EXPONENT = 0.5
 CAP_EXTRA_ERROR_PCT = 15.0
@@ -28,7 +29,8 @@ def capped(hardware: Hardware, estimate: Guess, budget_w: float) -> Guess | None
     limits = power_range(hardware)
     if limits is None or estimate.power_w is None or not limits[0] <= budget_w < estimate.power_w:
         return None
-    factor = (budget_w / estimate.power_w) ** CAP_EXPONENT
+    uncapped_w = estimate.power_w
+    factor = (budget_w / uncapped_w) ** CAP_EXPONENT
     throughput = estimate.throughput_samples_per_s * factor
     error_pct = estimate.error_pct + CAP_EXTRA_ERROR_PCT
     return Guess(
@@ -41,9 +43,17 @@ def capped(hardware: Hardware, estimate: Guess, budget_w: float) -> Guess | None
         power_basis=PowerBasis.capped,
         power_cap_w=budget_w,
         references=estimate.references,
-        explain=lambda: (
-            f"power-capped at {budget_w:.0f} W (allowed {limits[0]:.0f}-{limits[1]:.0f} W) from "
-            f"{estimate.power_w:.0f} W: throughput x{factor:.2f} by the DVFS model; uncapped it is "
-            + estimate.explanation
-        ),
+        why=lambda: [
+            Why(
+                ReasonCode.power_capped,
+                {
+                    "cap_w": budget_w,
+                    "min_w": limits[0],
+                    "max_w": limits[1],
+                    "uncapped_w": uncapped_w,
+                    "factor": factor,
+                },
+            ),
+            *estimate.reasons,
+        ],
     )

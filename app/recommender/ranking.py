@@ -6,18 +6,17 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from app.contracts import Candidate, EstimateKind, PowerBasis, Recommendation, Rejection, WorkloadSpec
+from app.contracts import Candidate, EstimateKind, ReasonCode, Recommendation, Rejection, WorkloadSpec
+from app.recommender import reasons as words
 from app.recommender.estimators import Config
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
-from app.recommender.objectives import Scored, objectives, pareto
+from app.recommender.objectives import Scored, objective, pareto
 from app.recommender.power import capped
+from app.recommender.reasons import Why, why
 
-_POWER_WORDS = {
-    PowerBasis.tdp: "its TDP; nothing measured it",
-    PowerBasis.transferred: "its TDP times the share the references drew",
-    PowerBasis.capped: "its power cap",
-}
+POWER_CODES = frozenset({ReasonCode.over_power_budget, ReasonCode.over_system_power_budget})
+"""Rejections a power cap may cure: over a budget, with the power known."""
 KIND_ORDER = {EstimateKind.measured: 2, EstimateKind.interpolated: 1, EstimateKind.predicted: 0}
 SECONDS_PER_YEAR = 365.25 * 86400
 MAX_REJECTED = 200
@@ -42,43 +41,67 @@ def _limits(spec: WorkloadSpec) -> float | None:
     return min(shares) if shares else None
 
 
-def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[str]:
-    c, e, name = spec.constraints, option.estimate, option.hardware.ref.name
+def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[Why]:
+    c, e, hardware = spec.constraints, option.estimate, option.hardware.ref
     n = c.device_count
-    at = f"at batch {option.config.batch_size}"
+    at = {"hardware": hardware.name, "batch_size": option.config.batch_size}
     reasons = []
     if c.power_budget_w is not None or c.system_power_budget_w is not None:
         if e.power_w is None:
-            catalog_id = option.hardware.ref.catalog_id or "<id>"
-            reasons.append(
-                f"{name} has no measured power and no TDP in the catalog, so the power budget cannot be checked "
-                f"(set tdp_w: PUT /api/v1/catalog/{catalog_id})"
-            )
+            reasons.append(why(ReasonCode.power_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id))
         else:
-            words = _POWER_WORDS.get(e.power_basis) if e.power_basis is not None else None
-            basis = f" ({words})" if words else ""
+            basis = e.power_basis.value if e.power_basis is not None else None
             if c.power_budget_w is not None and e.power_w > c.power_budget_w:
-                reasons.append(f"{name} draws {e.power_w:,.0f} W {at}{basis}, budget {c.power_budget_w:,.0f} W")
+                reasons.append(
+                    why(
+                        ReasonCode.over_power_budget,
+                        **at,
+                        power_w=e.power_w,
+                        power_basis=basis,
+                        budget_w=c.power_budget_w,
+                    )
+                )
             if c.system_power_budget_w is not None and e.power_w * n > c.system_power_budget_w:
                 reasons.append(
-                    f"{n} x {name} draw {e.power_w * n:,.0f} W {at}{basis}, "
-                    f"system budget {c.system_power_budget_w:,.0f} W"
+                    why(
+                        ReasonCode.over_system_power_budget,
+                        **at,
+                        devices=n,
+                        system_power_w=e.power_w * n,
+                        power_basis=basis,
+                        budget_w=c.system_power_budget_w,
+                    )
                 )
     if c.latency_p99_slo_ms is not None:
         if e.latency_p99_ms is None:
-            reasons.append(f"no p99 latency known for {name} {at}")
+            reasons.append(why(ReasonCode.latency_unknown, **at))
         elif e.latency_p99_ms > c.latency_p99_slo_ms:
-            reasons.append(f"p99 latency {e.latency_p99_ms:,.1f} ms {at} is over the {c.latency_p99_slo_ms:g} ms SLO")
+            reasons.append(
+                why(ReasonCode.over_latency_slo, **at, latency_p99_ms=e.latency_p99_ms, slo_ms=c.latency_p99_slo_ms)
+            )
     if c.min_throughput_samples_per_s is not None and e.throughput_samples_per_s * n < c.min_throughput_samples_per_s:
         reasons.append(
-            f"{n} x {name} give {e.throughput_samples_per_s * n:,.1f}/s {at}, "
-            f"under the {c.min_throughput_samples_per_s:,.0f}/s asked"
+            why(
+                ReasonCode.under_min_throughput,
+                **at,
+                devices=n,
+                system_throughput_samples_per_s=e.throughput_samples_per_s * n,
+                min_throughput_samples_per_s=c.min_throughput_samples_per_s,
+            )
         )
     if c.max_price_usd is not None:
         if price is None:
-            reasons.append(f"no price known for {name} (set price_usd: PUT /api/v1/catalog/<id>)")
+            reasons.append(why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id))
         elif price * n > c.max_price_usd:
-            reasons.append(f"{n} x ${price:,.0f} = ${price * n:,.0f} is over the ${c.max_price_usd:,.0f} limit")
+            reasons.append(
+                why(
+                    ReasonCode.over_price,
+                    devices=n,
+                    price_usd=price,
+                    total_usd=price * n,
+                    max_price_usd=c.max_price_usd,
+                )
+            )
     return reasons
 
 
@@ -108,13 +131,13 @@ def _score(spec: WorkloadSpec, e: Guess, price: float | None) -> Scored:
 def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recommendation:
     budget = _limits(spec)
     feasible: list[tuple[Option, Scored, float | None]] = []
-    rejected: list[tuple[Option, list[str]]] = []
+    rejected: list[tuple[Option, list[Why]]] = []
     for option in options:
         price = _price(option.hardware)
         reasons = _reasons(spec, option, price)
         if reasons:
             rejected.append((option, reasons))
-            power_only = all(" budget " in r and " draw" in r for r in reasons)
+            power_only = all(r.code in POWER_CODES for r in reasons)
             if budget is not None and power_only:
                 lower = capped(option.hardware, option.estimate, budget)
                 if lower is not None:
@@ -123,7 +146,7 @@ def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recomme
                         feasible.append((option, _score(spec, option.estimate, price), price))
             continue
         feasible.append((option, _score(spec, option.estimate, price), price))
-    key = objectives.get(spec.objective.value)
+    key = objective(spec.objective).key
     feasible.sort(key=lambda item: (key(item[1]), KIND_ORDER[item[0].estimate.kind], item[1].throughput), reverse=True)
     front = pareto([(s.throughput, s.power_w if s.power_w is not None else float("inf")) for _, s, _ in feasible])
     candidates = [
@@ -153,8 +176,8 @@ def _listed(option: Option) -> dict[str, Any]:
     }
 
 
-def _rejection(option: Option, reasons: list[str]) -> Rejection:
-    return Rejection(**_listed(option), reasons=reasons)
+def _rejection(option: Option, reasons: list[Why]) -> Rejection:
+    return Rejection(**_listed(option), reasons=[words.to_reason(r) for r in reasons])
 
 
 def _candidate(

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision
+from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision, ReasonCode
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
+from app.recommender.reasons import Why, power_why
 from app.recommender.scaling import peak_field
 
 COMPUTE_EFFICIENCY = 0.5
@@ -41,9 +42,19 @@ def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: P
         latency_p99_ms=batch * seconds * 1000,
         power_w=power,
         power_basis=PowerBasis.tdp if power else None,
-        explain=(
-            f"roofline from specs only: {workload.flops_per_sample:.3g} FLOP at {COMPUTE_EFFICIENCY:.0%} of "
-            f"{peak:g} T{'OP' if precision is Precision.int8 else 'FLOP'}/s + {workload.bytes_per_sample:.3g} B at "
-            f"{MEMORY_EFFICIENCY:.0%} of {spec.memory_bandwidth_gb_s:g} GB/s; power is the board TDP"
-        ),
+        why=[
+            Why(
+                ReasonCode.roofline,
+                {
+                    "flops_per_sample": workload.flops_per_sample,
+                    "bytes_per_sample": workload.bytes_per_sample,
+                    "precision": precision.value,
+                    "peak": peak,
+                    "compute_efficiency": COMPUTE_EFFICIENCY,
+                    "memory_bandwidth_gb_s": spec.memory_bandwidth_gb_s,
+                    "memory_efficiency": MEMORY_EFFICIENCY,
+                },
+            ),
+            *power_why(PowerBasis.tdp if power else None),
+        ],
     )

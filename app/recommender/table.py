@@ -45,9 +45,8 @@ def render(answer: Recommendation, *, rejected: int = 10) -> str:
     if answer.rejected:
         lines.append(f"\nrejected ({len(answer.rejected)}):")
         for r in answer.rejected[:rejected]:
-            lines.append(
-                f"  {r.hardware.name} {r.runtime} {r.precision.value} batch {r.batch_size}: {'; '.join(r.reasons)}"
-            )
+            why = "; ".join(reason.text for reason in r.reasons)
+            lines.append(f"  {r.hardware.name} {r.runtime} {r.precision.value} batch {r.batch_size}: {why}")
         if len(answer.rejected) > rejected:
             lines.append(f"  ... and {len(answer.rejected) - rejected} more (--json lists all)")
     for note in answer.notes:

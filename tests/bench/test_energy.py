@@ -4,7 +4,9 @@ import time
 
 import pytest
 
-from app.bench.energy import EstimateMeter, Metered, counter_delta, meter_for
+from app.bench.energy import Metered, meter_for
+from app.bench.energy.estimate import EstimateMeter
+from app.bench.energy.rapl import counter_delta
 from app.contracts import PowerSource
 from tests.bench.test_measure import spin
 from tests.bench.test_runtimes import machine

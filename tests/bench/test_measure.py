@@ -9,7 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from app.bench.measure import MeasureConfig, measure, median_ci, percentile, relative_ci
+from app.bench.measure import measure, median_ci, percentile, relative_ci
+from app.contracts import MeasureSpec
 
 KNOWN_MS = 5.0
 
@@ -22,27 +23,27 @@ def spin(ms: float) -> None:
 
 
 def test_harness_reports_a_known_cost_within_two_percent() -> None:
-    timing = measure(lambda: spin(KNOWN_MS), MeasureConfig(time_budget_s=2.0, warmup_budget_s=0.2))
+    timing = measure(lambda: spin(KNOWN_MS), MeasureSpec(time_budget_s=2.0, warmup_budget_s=0.2))
     assert abs(timing.median_s * 1000 - KNOWN_MS) / KNOWN_MS < 0.02
     assert timing.n >= 10
 
 
 def test_fixed_iteration_count_is_obeyed_exactly() -> None:
     calls = itertools.count()
-    timing = measure(lambda: next(calls), MeasureConfig(fixed_iterations=37, warmup_min=3, warmup_budget_s=0.0))
+    timing = measure(lambda: next(calls), MeasureSpec(fixed_iterations=37, warmup_min=3, warmup_budget_s=0.0))
     assert timing.n == 37
     assert next(calls) == 37 + timing.warmup_iterations
 
 
 def test_sampling_stops_once_the_median_is_known_to_the_target() -> None:
     values = itertools.cycle([0.0100, 0.0101, 0.0099])
-    timing = measure(lambda: None, MeasureConfig(target_ci=0.02), timer=lambda _step, _sync: next(values))
+    timing = measure(lambda: None, MeasureSpec(target_ci=0.02), timer=lambda _step, _sync: next(values))
     assert timing.stable and timing.n == 10
 
 
 def test_noisy_step_runs_out_its_budget_and_is_not_called_stable() -> None:
     rng = np.random.default_rng(0)
-    config = MeasureConfig(target_ci=0.001, time_budget_s=0.3, warmup_budget_s=0.05)
+    config = MeasureSpec(target_ci=0.001, time_budget_s=0.3, warmup_budget_s=0.05)
     timing = measure(lambda: spin(float(rng.uniform(0.5, 3.0))), config)
     assert not timing.stable
     assert timing.n >= config.min_iterations
@@ -50,7 +51,7 @@ def test_noisy_step_runs_out_its_budget_and_is_not_called_stable() -> None:
 
 def test_warm_up_waits_for_a_slow_start_to_settle() -> None:
     costs = iter([50.0, 30.0, 20.0] + [1.0] * 1000)
-    timing = measure(lambda: None, MeasureConfig(fixed_iterations=5), timer=lambda _s, _y: next(costs))
+    timing = measure(lambda: None, MeasureSpec(fixed_iterations=5), timer=lambda _s, _y: next(costs))
     assert timing.warmup_iterations == 11  # windows [30,20,1,1,1] and [1]*5 agree on a median of 1
     assert timing.samples_s == (1.0,) * 5
 

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from app.bench.config import BenchConfig
-from app.bench.measure import MeasureConfig
+from app.bench.onnx_export import model_path
 from app.bench.runner import run_config, run_suite
-from app.bench.runtimes.onnx_runtime import model_path
 from app.bench.suites import Suite, load_suite, thread_counts
 from app.bench.workloads import get_workload
-from app.contracts import Precision, ResultStatus, RunReport, Task
+from app.contracts import MeasureSpec, Precision, ResultStatus, RunReport, Task
 from app.errors import ConfigError
 from tests.bench.test_runtimes import TINY, machine
 
@@ -130,4 +129,4 @@ def test_bench_command_writes_a_valid_run_report(tmp_path: Path) -> None:
 
 def test_quick_suite_measure_settings_come_from_the_file() -> None:
     quick = load_suite("quick")
-    assert quick.measure.target_ci == 0.02 and MeasureConfig().target_ci == 0.02
+    assert quick.measure.target_ci == 0.02 and MeasureSpec().target_ci == 0.02

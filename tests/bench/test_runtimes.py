@@ -7,13 +7,12 @@ import functools
 import pytest
 
 from app.bench.config import BenchConfig
-from app.bench.measure import MeasureConfig
 from app.bench.runner import run_config
 from app.bench.workloads import workloads
-from app.contracts import MachineSpec, Precision, ResultStatus, Task
+from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
 from app.probes import probe_machine
 
-TINY = MeasureConfig(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
+TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
 
 
 @functools.cache

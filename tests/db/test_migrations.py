@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
+
 import pytest
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import MetaData, create_engine, inspect, text
 
 from app.db import migrate
 from app.db.models import Base
@@ -45,3 +48,85 @@ def test_migrations_match_the_models(backend: str, scratch: ScratchDatabases) ->
     finally:
         engine.dispose()
     assert diff == []
+
+
+def _insert_legacy_results(url: str) -> None:
+    """Rows as revision 0004 stored them: the task inside the workload's name, none on a primitive."""
+    engine = create_engine(url)
+    now = datetime.now(UTC)
+    machine, run = uuid.uuid4().hex, uuid.uuid4().hex
+    try:
+        tables = MetaData()
+        tables.reflect(engine)
+        with engine.begin() as connection:
+            connection.execute(
+                tables.tables["machines"].insert(),
+                {
+                    "id": machine,
+                    "fingerprint": "f",
+                    "hostname": "h",
+                    "status": "online",
+                    "labels": {},
+                    "created_at": now,
+                },
+            )
+            connection.execute(
+                tables.tables["spec_snapshots"].insert(),
+                {"id": 1, "machine_id": machine, "spec_hash": "x", "spec": {}, "created_at": now},
+            )
+            connection.execute(
+                tables.tables["runs"].insert(),
+                {
+                    "id": run, "machine_id": machine, "spec_snapshot_id": 1, "suite": "quick",
+                    "agent_version": "0.1.0", "started_at": now, "finished_at": now, "received_at": now,
+                    "result_count": 3,
+                },
+            )  # fmt: skip
+            common = {"run_id": run, "machine_id": machine, "runtime": "torch-eager", "device": "cpu"}
+            common |= {
+                "device_kind": "cpu",
+                "precision": "fp32",
+                "batch_size": 1,
+                "status": "ok",
+                "power_source": "none",
+            }
+            connection.execute(
+                tables.tables["results"].insert(),
+                [{**common, "workload": w} for w in ("resnet50/infer", "bert_base/train", "gemm_2048")],
+            )
+            connection.execute(
+                tables.tables["public_results"].insert(),
+                {
+                    "source": "public:x", "hardware_id": "l4", "hardware_name": "L4", "workload": "resnet50/train",
+                    "unit": "images/s", "runtime": "pytorch", "precision": "fp16", "batch_size": 64, "devices": 1,
+                    "throughput_samples_per_s": 100.0, "imported_at": now,
+                },
+            )  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def _rows(url: str, query: str) -> set[tuple[object, ...]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {tuple(row) for row in connection.execute(text(query))}
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_task_moves_out_of_the_workload_name_and_back(backend: str, scratch: ScratchDatabases) -> None:
+    url = scratch.new(backend)
+    migrate.upgrade(url, "0004")
+    _insert_legacy_results(url)
+    migrate.upgrade(url, "0005")
+    assert _rows(url, "SELECT workload, task FROM results") == {
+        ("resnet50", "infer"),
+        ("bert_base", "train"),
+        ("gemm_2048", None),
+    }
+    assert _rows(url, "SELECT workload, task FROM public_results") == {("resnet50", "train")}
+    migrate.downgrade(url, "0004")
+    assert _rows(url, "SELECT workload FROM results") == {("resnet50/infer",), ("bert_base/train",), ("gemm_2048",)}
+    assert _rows(url, "SELECT workload FROM public_results") == {("resnet50/train",)}

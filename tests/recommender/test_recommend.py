@@ -39,7 +39,19 @@ def test_the_ranking_under_a_power_budget_is_the_one_worked_out_by_hand(api: Api
     assert [c["pareto"] for c in answer["candidates"]] == [True, True, False, True]
     (rejected,) = answer["rejected"]
     assert rejected["estimate"]["kind"] == "measured"
-    assert rejected["reasons"] == ["NVIDIA H100 SXM5 80GB draws 610 W at batch 64, budget 400 W"]
+    assert rejected["reasons"] == [
+        {
+            "code": "over_power_budget",
+            "figures": {
+                "hardware": "NVIDIA H100 SXM5 80GB",
+                "batch_size": 64,
+                "power_w": 610.0,
+                "power_basis": "measured",
+                "budget_w": 400.0,
+            },
+            "text": "NVIDIA H100 SXM5 80GB draws 610 W at batch 64, budget 400 W",
+        }
+    ]
 
 
 def test_other_objectives_reorder_the_same_candidates(api: Api) -> None:
@@ -78,7 +90,7 @@ def test_slo_and_minimum_throughput_reject_with_reasons(api: Api) -> None:
     for c in answer["candidates"]:
         assert c["estimate"]["latency_p99_ms"] <= 10
         assert c["system_throughput_samples_per_s"] >= 1000
-    reasons = [r for rejected in answer["rejected"] for r in rejected["reasons"]]
+    reasons = [r["text"] for rejected in answer["rejected"] for r in rejected["reasons"]]
     assert any("over the 10 ms SLO" in r for r in reasons)
     assert any("under the 1,000/s asked" in r for r in reasons)
 
@@ -90,7 +102,11 @@ def test_a_system_budget_is_shared_between_its_devices(api: Api) -> None:
     )
     for c in answer["candidates"]:
         assert c["system_power_w"] <= 1600
-    assert any("4 x NVIDIA H100 SXM5 80GB draw 2,440 W" in r for x in answer["rejected"] for r in x["reasons"])
+    assert any(
+        "4 x NVIDIA H100 SXM5 80GB draw 2,440 W" in r
+        for x in answer["rejected"]
+        for r in (y["text"] for y in x["reasons"])
+    )
 
 
 def test_catalog_scope_adds_parts_nobody_owns_with_published_results_labelled(api: Api) -> None:
@@ -234,3 +250,60 @@ def test_bad_specs_are_refused_with_the_field(api: Api) -> None:
         headers=api.admin,
     )
     assert both.status_code == 422 and "exactly one" in both.text
+
+
+def test_an_unknown_objective_is_refused_with_the_ones_there_are(api: Api) -> None:
+    response = api.client.post(
+        "/api/v1/recommendations", json={"workload": "resnet50", "objective": "vibes"}, headers=api.admin
+    )
+    assert response.status_code == 422, response.text
+    for name in ("throughput", "latency", "throughput_per_watt", "cost_per_million_samples", "energy_per_sample"):
+        assert name in response.text
+
+
+def test_reasons_and_explanations_are_codes_with_figures_and_their_words(api: Api) -> None:
+    build(api)
+    answer = ask(api, batch_size=64, constraints={"power_budget_w": 400, "precisions": ["bf16"]})
+    capped = answer["candidates"][0]["estimate"]
+    assert [w["code"] for w in capped["why"]] == ["power_capped", "measured_lab"]
+    assert capped["why"][0]["figures"]["cap_w"] == 400 and capped["why"][0]["figures"]["uncapped_w"] == 610
+    assert capped["explanation"] == capped["why"][0]["text"] + " " + capped["why"][1]["text"]
+    assert capped["explanation"].startswith("power-capped at 400 W")
+    a100 = answer["candidates"][1]["estimate"]
+    (measured,) = a100["why"]
+    assert measured["code"] == "measured_lab" and measured["figures"]["iterations"] == 120
+    assert measured["figures"]["error_pct"] == pytest.approx(1.0)
+    assert (
+        measured["text"]
+        == "measured on NVIDIA A100 SXM4 80GB on node-a100 (cuda:0): 120 timed iterations, 95% CI ±1.0%"
+    )
+    assert a100["explanation"] == measured["text"]
+
+
+def test_the_objectives_and_estimators_are_plug_ins_with_their_metadata() -> None:
+    from app.recommender.estimators import estimators
+    from app.recommender.objectives import objectives
+    from app.registry import describe
+
+    rows = {r["name"]: r for r in describe(objectives)}
+    assert set(rows) == {
+        "throughput",
+        "latency",
+        "throughput_per_watt",
+        "cost_per_million_samples",
+        "energy_per_sample",
+    }
+    assert all(r["description"] and r["available"] for r in rows.values())
+    order = sorted(describe(estimators), key=lambda r: r["details"]["order"])
+    assert [r["name"] for r in order] == ["measured", "interpolated", "predicted"]
+
+
+def test_the_recommender_reads_the_database_only_through_app_db() -> None:
+    from pathlib import Path
+
+    import app.recommender
+
+    root = Path(app.recommender.__file__).parent
+    for path in root.rglob("*.py"):
+        source = path.read_text()
+        assert "app.db.models" not in source and "from sqlalchemy import" not in source, path

@@ -121,7 +121,8 @@ def test_same_spec_keeps_one_snapshot_and_a_changed_spec_adds_one(api: Api, db: 
     api.post_run(token, run_report(spec))
     api.post_run(token, run_report(spec))
     assert _count(db, SpecSnapshot) == 1
-    changed = spec.model_copy(update={"software": spec.software.model_copy(update={"torch": "2.13.0+cu130"})})
+    libraries = {**spec.software.libraries, "torch": "2.13.0+cu130"}
+    changed = spec.model_copy(update={"software": spec.software.model_copy(update={"libraries": libraries})})
     assert api.post_run(token, run_report(changed)).status_code == 201
     assert _count(db, SpecSnapshot) == 2
 

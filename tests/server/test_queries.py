@@ -55,6 +55,35 @@ def test_results_filter_by_every_config_key(api: Api) -> None:
     assert count(machine_id=a, precision="fp32", batch_size=8) == 2
 
 
+def test_task_is_a_field_of_a_result_and_a_filter(api: Api) -> None:
+    spec = machine_spec()
+    _machine, token = api.enroll(spec)
+    gemm = result(workload="gemm_2048", task=None, batch_size=1, throughput_samples_per_s=10.0, achieved_tflops=250.0)
+    assert gemm.task is None
+    results = [result(), result(task="train", batch_size=64), result(workload="resnet50/train", batch_size=8), gemm]
+    assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+
+    def items(**params: object) -> list[dict[str, object]]:
+        response = api.client.get("/api/v1/results", params=params, headers=api.admin)
+        assert response.status_code == 200, response.text
+        return list(response.json()["items"])
+
+    stored = {(r["workload"], r["task"], r["batch_size"]) for r in items()}
+    assert stored == {
+        ("resnet50", "infer", 256),
+        ("resnet50", "train", 64),
+        ("resnet50", "train", 8),
+        ("gemm_2048", None, 1),
+    }
+    assert len(items(workload="resnet50")) == 3
+    assert [r["batch_size"] for r in items(workload="resnet50", task="infer")] == [256]
+    assert len(items(task="train")) == 2
+    assert len(items(workload="resnet50/train")) == 2  # the old spelling still filters
+    assert items(workload="gemm_2048")[0]["task"] is None
+    clash = api.client.get("/api/v1/results", params={"workload": "resnet50/train", "task": "infer"}, headers=api.admin)
+    assert clash.status_code == 422
+
+
 def test_results_paginate_without_overlap(api: Api) -> None:
     _seed(api)
     pages = [
@@ -77,7 +106,7 @@ def test_results_export_as_csv(api: Api) -> None:
     assert response.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert len(rows) == 2
-    assert {r["workload"] for r in rows} == {"resnet50/infer", "bert_base/infer"}
+    assert {(r["workload"], r["task"]) for r in rows} == {("resnet50", "infer"), ("bert_base", "infer")}
     assert rows[0]["device_kind"] == "cuda" and float(rows[0]["latency_p99_ms"]) > 0
 
 

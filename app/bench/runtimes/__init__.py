@@ -1,8 +1,7 @@
-"""Runtimes: how a workload runs. Importing this package registers every runtime."""
+"""Runtimes: how a workload runs, one module each (see base.py)."""
 
 from __future__ import annotations
 
-from app.bench.runtimes import onnx_runtime, torch_runtime  # noqa: F401  (registers the runtimes)
-from app.bench.runtimes.base import Prepared, Runtime, runtimes
+from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
 
-__all__ = ["Prepared", "Runtime", "runtimes"]
+__all__ = ["Prepared", "Runtime", "RuntimeInfo", "runtimes"]

@@ -1,7 +1,9 @@
 """The runtime plug-in shape: load a workload on a device in a precision, hand the harness a step.
 
 A runtime only loads and runs; warm-up, repetition, timing statistics and energy belong to the
-harness (app/bench/measure.py) and the runner.
+harness (app/bench/measure.py) and the runner. A runtime is one file in this package: a class
+with a ``RuntimeInfo`` registered with ``@runtimes.register``; its module imports its library
+(torch, onnxruntime) inside methods only, so the list of runtimes is readable anywhere.
 """
 
 from __future__ import annotations
@@ -9,13 +11,22 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.bench.config import BenchConfig
 from app.bench.measure import TimerFn
-from app.bench.workloads import Size, Workload
+from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec
-from app.registry import Registry
+from app.registry import PluginInfo, Registry
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeInfo(PluginInfo):
+    devices: tuple[str, ...] = ("cpu", "cuda")
+    """The device kinds it runs on."""
+
+    def details(self) -> dict[str, Any]:
+        return {"devices": list(self.devices)}
 
 
 @dataclass
@@ -31,11 +42,22 @@ class Prepared:
 
 
 class Runtime(ABC):
-    NAME: ClassVar[str]
+    info: ClassVar[RuntimeInfo]
+
+    @classmethod
+    def version(cls) -> str | None:
+        """The installed version of the library it runs on (its first need), or None."""
+        return cls.info.needs[0].version() if cls.info.needs else None
+
+    @classmethod
+    def software(cls) -> dict[str, str]:
+        """What the software probe records for this runtime: its libraries' versions under their
+        names, and facts about them under ``name.fact``. Installed libraries only."""
+        return {need.distribution: version for need in cls.info.needs if (version := need.version())}
 
     def unavailable(self) -> str | None:
         """Why this runtime cannot run on this machine at all (a missing package or provider), or None."""
-        return None
+        return runtimes.unavailable(self.info.name)
 
     @abstractmethod
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
@@ -46,4 +68,4 @@ class Runtime(ABC):
         """Load the model and inputs on the device and return the step to time."""
 
 
-runtimes: Registry[type[Runtime]] = Registry("runtime")
+runtimes: Registry[type[Runtime]] = Registry("runtime", package="app.bench.runtimes")

@@ -1,11 +1,10 @@
-"""The model zoo. Importing this package registers every workload."""
+"""The model zoo: one module per workload, each registering itself (see base.py)."""
 
 from __future__ import annotations
 
-from app.bench.workloads import bert, cnn, mlp, rnn  # noqa: F401  (registers the workloads)
-from app.bench.workloads.base import Size, Workload, count_parameters, workloads
+from app.bench.workloads.base import Size, Workload, WorkloadInfo, count_parameters, workloads
 
-__all__ = ["Size", "Workload", "count_parameters", "get_workload", "workloads"]
+__all__ = ["Size", "Workload", "WorkloadInfo", "count_parameters", "get_workload", "workloads"]
 
 
 def get_workload(name: str) -> Workload:

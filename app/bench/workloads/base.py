@@ -1,30 +1,53 @@
-"""The workload plug-in shape: a model with random weights, its inputs, its training loss."""
+"""The workload plug-in shape: a model with random weights, its inputs, its training loss.
+
+A workload is one file in this package: a class with a ``WorkloadInfo`` registered with
+``@workloads.register``. The module imports no torch at the top (the architectures live in
+app/bench/models and are imported inside ``build``), so the zoo's metadata is readable by the
+server, the CLI and the dashboard without torch.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import torch
-from torch import nn
+from app.contracts import Precision, Task
+from app.registry import PluginInfo, Registry
 
-from app.registry import Registry
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
 
 Size = Literal["standard", "tiny"]
 SEED = 20261122
+ALL_TASKS = (Task.infer.value, Task.train.value)
+ALL_PRECISIONS = tuple(p.value for p in Precision)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadInfo(PluginInfo):
+    """``parameters`` is the published count a test checks the definition against;
+    ``flops_per_sample`` (forward, standard size) is counted by torch's FLOP counter and pinned by a
+    test, so the recommender can use it without building the model."""
+
+    tasks: tuple[str, ...] = ALL_TASKS
+    precisions: tuple[str, ...] = ALL_PRECISIONS
+    parameters: int
+    flops_per_sample: int
+    default_batch_sizes: tuple[int, ...] = (1, 8, 32)
+    input_names: tuple[str, ...] = ("input",)
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "parameters": self.parameters,
+            "flops_per_sample": self.flops_per_sample,
+            "default_batch_sizes": list(self.default_batch_sizes),
+        }
 
 
 class Workload(ABC):
-    """One model. ``parameters`` is the published count a test checks the definition against;
-    ``flops_per_sample`` (forward, standard size) is counted by torch's FLOP counter and pinned
-    by a test, so the recommender can use it without building the model."""
-
-    NAME: ClassVar[str]
-    description: ClassVar[str]
-    parameters: ClassVar[int]
-    flops_per_sample: ClassVar[int]
-    input_names: ClassVar[tuple[str, ...]] = ("input",)
-    default_batch_sizes: ClassVar[tuple[int, ...]] = (1, 8, 32)
+    info: ClassVar[WorkloadInfo]
 
     @abstractmethod
     def build(self) -> nn.Module:
@@ -39,18 +62,80 @@ class Workload(ABC):
         """Training targets for one mini-batch."""
 
     def loss(self, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        from torch import nn
+
         return nn.functional.cross_entropy(output, target)
 
     def make(self) -> nn.Module:
+        import torch
+
         torch.manual_seed(SEED)
         return self.build()
 
     def train_flops_per_sample(self) -> int:
         """Forward + backward: the backward pass costs about twice the forward (weights and inputs)."""
-        return 3 * self.flops_per_sample
+        return 3 * self.info.flops_per_sample
 
 
-workloads: Registry[type[Workload]] = Registry("workload")
+class ImageWorkload(Workload):
+    """A classifier of square RGB images."""
+
+    resolution: ClassVar[int] = 224
+    tiny_resolution: ClassVar[int] = 64
+    classes: ClassVar[int] = 1000
+
+    def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
+        import torch
+
+        side = self.tiny_resolution if size == "tiny" else self.resolution
+        return (torch.randn(batch, 3, side, side),)
+
+    def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
+        import torch
+
+        return torch.randint(0, self.classes, (batch,))
+
+
+class TokenWorkload(Workload):
+    """A model over token ids of a fixed sequence length (``tiny_sequence`` in the tests)."""
+
+    vocabulary: ClassVar[int]
+    sequence: ClassVar[int]
+    tiny_sequence: ClassVar[int]
+
+    def sequence_length(self, size: Size) -> int:
+        return self.tiny_sequence if size == "tiny" else self.sequence
+
+    def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
+        import torch
+
+        return (torch.randint(0, self.vocabulary, (batch, self.sequence_length(size))),)
+
+
+class MlpWorkload(Workload):
+    """A sigmoid MLP of the given widths."""
+
+    widths: ClassVar[tuple[int, ...]]
+
+    def build(self) -> nn.Module:
+        from torch import nn
+
+        from app.bench.models.mlp import mlp
+
+        return mlp(list(self.widths), nn.Sigmoid)
+
+    def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
+        import torch
+
+        return (torch.randn(batch, self.widths[0]),)
+
+    def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
+        import torch
+
+        return torch.randint(0, self.widths[-1], (batch,))
+
+
+workloads: Registry[type[Workload]] = Registry("workload", package="app.bench.workloads")
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
-from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus
+from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus, Task
 from app.db import results
 from app.db.results import ResultFilter
 from app.server.deps import DatabaseDep, Reader
@@ -19,7 +19,10 @@ router = APIRouter(prefix="/results", tags=["results"])
 def result_filter(
     machine_id: uuid.UUID | None = None,
     run_id: uuid.UUID | None = None,
-    workload: Annotated[str | None, Query(max_length=64)] = None,
+    workload: Annotated[
+        str | None, Query(max_length=64, description="The bare name; 'resnet50/infer' is read as the task too.")
+    ] = None,
+    task: Annotated[Task | None, Query(description="infer or train (primitives have none).")] = None,
     runtime: Annotated[str | None, Query(max_length=64)] = None,
     precision: Precision | None = None,
     device_kind: DeviceKind | None = None,
@@ -30,6 +33,7 @@ def result_filter(
         machine_id=machine_id,
         run_id=run_id,
         workload=workload,
+        task=task,
         runtime=runtime,
         precision=precision,
         device_kind=device_kind,

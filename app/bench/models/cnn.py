@@ -5,22 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from app.bench.workloads.base import Size, Workload, workloads
-
 IMAGENET_CLASSES = 1000
-
-
-class ImageWorkload(Workload):
-    resolution = 224
-    tiny_resolution = 64
-    classes = IMAGENET_CLASSES
-
-    def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
-        side = self.tiny_resolution if size == "tiny" else self.resolution
-        return (torch.randn(batch, 3, side, side),)
-
-    def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
-        return torch.randint(0, self.classes, (batch,))
 
 
 # ----------------------------------------------------------------------------- ResNet-50 v1.5
@@ -79,18 +64,6 @@ class ResNet50(nn.Module):
         return self.fc(torch.flatten(self.pool(self.stages(self.stem(x))), 1))
 
 
-@workloads.register("resnet50")
-class ResNet50Workload(ImageWorkload):
-    NAME = "resnet50"
-    description = "ResNet-50 v1.5, 224x224, 1000 classes"
-    parameters = 25_557_032
-    flops_per_sample = 8_178_368_512
-    default_batch_sizes = (1, 8, 32, 128)
-
-    def build(self) -> nn.Module:
-        return ResNet50()
-
-
 # ----------------------------------------------------------------------------- ResNet-56 (CIFAR)
 
 
@@ -135,21 +108,6 @@ class ResNetCifar(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(out, 1), 1))
 
 
-@workloads.register("resnet56")
-class ResNet56Workload(ImageWorkload):
-    NAME = "resnet56"
-    description = "ResNet-56 for CIFAR-10, 32x32 (He et al. 2016, option A shortcuts)"
-    parameters = 853_018
-    flops_per_sample = 250_971_392
-    resolution = 32
-    tiny_resolution = 32
-    classes = 10
-    default_batch_sizes = (1, 64, 256)
-
-    def build(self) -> nn.Module:
-        return ResNetCifar(56, self.classes)
-
-
 # ----------------------------------------------------------------------------- AlexNet
 
 
@@ -184,18 +142,6 @@ class AlexNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(torch.flatten(self.pool(self.features(x)), 1))
-
-
-@workloads.register("alexnet")
-class AlexNetWorkload(ImageWorkload):
-    NAME = "alexnet"
-    description = "AlexNet (one-tower variant), 224x224"
-    parameters = 61_100_840
-    flops_per_sample = 1_428_376_960
-    tiny_resolution = 224  # smaller inputs make the 6x6 adaptive pool upsample, which ONNX cannot export
-
-    def build(self) -> nn.Module:
-        return AlexNet()
 
 
 # ----------------------------------------------------------------------------- MobileNetV2
@@ -251,14 +197,3 @@ class MobileNetV2(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
-
-
-@workloads.register("mobilenet_v2")
-class MobileNetV2Workload(ImageWorkload):
-    NAME = "mobilenet_v2"
-    description = "MobileNetV2 (width 1.0), 224x224: depthwise-separable, memory-bound"
-    parameters = 3_504_872
-    flops_per_sample = 601_548_544
-
-    def build(self) -> nn.Module:
-        return MobileNetV2()

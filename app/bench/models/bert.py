@@ -10,8 +10,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from app.bench.workloads.base import Size, Workload, workloads
-
 
 class BertLayer(nn.Module):
     def __init__(self, hidden: int, heads: int, intermediate: int) -> None:
@@ -70,31 +68,3 @@ class BertForQuestionAnswering(nn.Module):
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         sequence, _pooled = self.bert(input_ids)
         return self.span(sequence)
-
-
-@workloads.register("bert_base")
-class BertBaseWorkload(Workload):
-    NAME = "bert_base"
-    description = "BERT-base encoder, sequence 128, SQuAD span head"
-    parameters = 109_483_778
-    encoder_parameters = 109_482_240
-    flops_per_sample = 21_744_844_800
-    SEQ, TINY_SEQ, VOCAB = 128, 16, 30522
-    input_names = ("input_ids",)
-    default_batch_sizes = (1, 8, 32)
-
-    def build(self) -> nn.Module:
-        return BertForQuestionAnswering()
-
-    def _seq(self, size: Size) -> int:
-        return self.TINY_SEQ if size == "tiny" else self.SEQ
-
-    def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
-        return (torch.randint(0, self.VOCAB, (batch, self._seq(size))),)
-
-    def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
-        return torch.randint(0, self._seq(size), (batch, 2))
-
-    def loss(self, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        start, end = output[..., 0], output[..., 1]
-        return (nn.functional.cross_entropy(start, target[:, 0]) + nn.functional.cross_entropy(end, target[:, 1])) / 2

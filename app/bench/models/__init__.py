@@ -1,0 +1,1 @@
+"""Model architectures of the zoo, defined here (torchvision is not a dependency); workloads build them."""

@@ -1,0 +1,93 @@
+"""C = A @ B with n x n matrices, per precision; int8 through torch._int_mm (CUDA only)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app.bench.config import BenchConfig
+from app.bench.primitives.base import PreparedPrimitive, Primitive, PrimitiveInfo, primitives
+from app.contracts import MachineSpec, Precision
+
+PRECISIONS = tuple(p.value for p in Precision)
+
+
+class Gemm(Primitive):
+    n: ClassVar[int]
+
+    def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
+        from app.bench.precision import cpu_unsupported, cuda_unsupported
+
+        reason = super().unsupported(config, machine)
+        if reason:
+            return reason
+        if config.device == "cpu":
+            if config.precision is Precision.int8:
+                return "int8 GEMM is measured on CUDA (torch._int_mm); the CPU has no such kernel in torch"
+            return cpu_unsupported(config.precision, machine.cpu)
+        device = machine.device(config.device)
+        assert device is not None
+        return cuda_unsupported(config.precision, device)
+
+    def prepare(self, config: BenchConfig) -> PreparedPrimitive:
+        import torch
+
+        from app.bench.torch_support import device_sync, tensor_float32, use_threads
+
+        dtypes = {
+            Precision.fp32: torch.float32,
+            Precision.tf32: torch.float32,
+            Precision.bf16: torch.bfloat16,
+            Precision.fp16: torch.float16,
+        }
+        device = torch.device(config.device)
+        use_threads(config, device)
+        generator = torch.Generator(device="cpu").manual_seed(0)
+        if config.precision is Precision.int8:
+            a = torch.randint(-128, 127, (self.n, self.n), dtype=torch.int8, generator=generator).to(device)
+            b = torch.randint(-128, 127, (self.n, self.n), dtype=torch.int8, generator=generator).to(device)
+
+            def step() -> object:
+                return torch._int_mm(a, b)
+
+        else:
+            dtype = dtypes[config.precision]
+            a = torch.randn(self.n, self.n, generator=generator).to(device=device, dtype=dtype)
+            b = torch.randn(self.n, self.n, generator=generator).to(device=device, dtype=dtype)
+
+            def step() -> object:
+                return a @ b
+
+        tf32 = tensor_float32(config.precision is Precision.tf32)
+        tf32.__enter__()
+
+        def close() -> None:
+            tf32.__exit__(None, None, None)
+
+        sync, timer = device_sync(device)
+        return PreparedPrimitive(step, sync, timer, 2.0 * self.n**3, "flop", close, device)
+
+
+def _info(n: int) -> PrimitiveInfo:
+    return PrimitiveInfo(
+        name=f"gemm_{n}", description=f"{n}x{n} matrix multiply", precisions=PRECISIONS, unit="TFLOP/s"
+    )
+
+
+@primitives.register
+class Gemm1024(Gemm):
+    info, n = _info(1024), 1024
+
+
+@primitives.register
+class Gemm2048(Gemm):
+    info, n = _info(2048), 2048
+
+
+@primitives.register
+class Gemm4096(Gemm):
+    info, n = _info(4096), 4096
+
+
+@primitives.register
+class Gemm8192(Gemm):
+    info, n = _info(8192), 8192

@@ -1,0 +1,130 @@
+"""PyTorch eager: the model as its authors run it, autocast for bf16/fp16, tf32 switched per config."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING
+
+from app.bench.config import BenchConfig
+from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
+from app.bench.workloads.base import Size, Workload
+from app.contracts import MachineSpec, Precision, Task
+from app.registry import Need
+
+if TYPE_CHECKING:
+    import torch
+
+TORCH = Need("torch", "torch", install="./scripts/setup (torch==2.13.0, the CPU wheel)")
+
+
+@runtimes.register
+class TorchEager(Runtime):
+    info = RuntimeInfo(
+        name="torch-eager",
+        description="PyTorch eager mode; bf16/fp16 through autocast, tf32 through the matmul switch",
+        tasks=(Task.infer.value, Task.train.value),
+        precisions=("fp32", "tf32", "bf16", "fp16"),
+        needs=(TORCH,),
+    )
+
+    @classmethod
+    def software(cls) -> dict[str, str]:
+        facts = super().software()
+        if "torch" not in facts:
+            return facts
+        import torch
+
+        facts["torch.num_threads"] = str(torch.get_num_threads())
+        if torch.version.cuda:
+            facts["torch.cuda"] = torch.version.cuda
+        if torch.backends.cudnn.is_available():
+            facts["torch.cudnn"] = str(torch.backends.cudnn.version())
+        for backend in ("mkldnn", "mkl", "openmp"):
+            facts[f"torch.{backend}"] = str(getattr(torch.backends, backend).is_available()).lower()
+        for line in torch.__config__.parallel_info().splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip() in ("ATen parallel backend", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+                facts[f"torch.{key.strip().replace(' ', '_')}"] = value.strip()[:200]
+        return facts
+
+    def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
+        from app.bench.torch_support import precision_unsupported
+
+        if config.precision is Precision.int8:
+            return "int8 models run through ONNX Runtime's quantization here (runtime onnxruntime-cpu)"
+        return precision_unsupported(config, machine)
+
+    def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        return model
+
+    def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
+        import torch
+
+        from app.bench.torch_support import (
+            AUTOCAST_DTYPES,
+            device_sync,
+            peak_device_memory_mb,
+            tensor_float32,
+            use_threads,
+        )
+
+        device = torch.device(config.device)
+        use_threads(config, device)
+        model = workload.make().to(device)
+        inputs = tuple(x.to(device) for x in workload.inputs(config.batch_size, size))
+        dtype = AUTOCAST_DTYPES.get(config.precision)
+
+        def autocast() -> AbstractContextManager[object]:
+            return torch.autocast(device.type, dtype=dtype) if dtype is not None else nullcontext()
+
+        tf32 = tensor_float32(config.precision is Precision.tf32)
+        tf32.__enter__()
+        compiled = self.wrap(model)
+        if config.task is Task.train:
+            model.train()
+            targets = workload.targets(config.batch_size, size).to(device)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            scaler = torch.amp.GradScaler(device.type, enabled=config.precision is Precision.fp16)
+
+            def step() -> object:
+                optimizer.zero_grad(set_to_none=True)
+                with autocast():
+                    loss = workload.loss(compiled(*inputs), targets)
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                return loss
+
+        else:
+            model.eval()
+
+            def step() -> object:
+                with torch.inference_mode(), autocast():
+                    return compiled(*inputs)
+
+        compile_time = self.first_call(step) if compiled is not model else None
+        sync, timer = device_sync(device)
+
+        def close() -> None:
+            tf32.__exit__(None, None, None)
+
+        return Prepared(
+            step=step,
+            sync=sync,
+            timer=timer,
+            compile_time_s=compile_time,
+            peak_device_memory_mb=lambda: peak_device_memory_mb(device),
+            close=close,
+        )
+
+    @staticmethod
+    def first_call(step: Callable[[], object]) -> float:
+        import torch
+
+        start = time.perf_counter()
+        step()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return time.perf_counter() - start

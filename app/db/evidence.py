@@ -1,0 +1,88 @@
+"""What the recommender reads from the database: the fleet's devices and the lab's measurements of
+one (workload, task). Plain rows, not ORM objects: a fleet answer reads 100,000 results and more."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import NamedTuple, cast
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.contracts import ResultStatus, Task
+from app.db.models import DeviceRow, Machine, ResultRow, Run
+
+
+class OwnedDevice(NamedTuple):
+    machine_id: uuid.UUID
+    hostname: str
+    device_id: str
+    kind: str
+    name: str
+    catalog_id: str | None
+
+
+class LabMeasurement(NamedTuple):
+    """One ok result's figures the estimators use."""
+
+    machine_id: uuid.UUID
+    device: str
+    runtime: str
+    precision: str
+    batch_size: int
+    threads: int | None
+    throughput_samples_per_s: float | None
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    latency_ci95_low_ms: float | None
+    latency_ci95_high_ms: float | None
+    mean_power_w: float | None
+    power_source: str
+    iterations: int | None
+
+
+def owned_devices(session: Session) -> list[OwnedDevice]:
+    """Every device of every machine that is not retired, by hostname and device."""
+    rows = session.execute(
+        select(
+            DeviceRow.machine_id,
+            Machine.hostname,
+            DeviceRow.device_id,
+            DeviceRow.kind,
+            DeviceRow.name,
+            DeviceRow.catalog_id,
+        )
+        .join(Machine, Machine.id == DeviceRow.machine_id)
+        .where(Machine.retired_at.is_(None))
+        .order_by(Machine.hostname, DeviceRow.device_id)
+    )
+    return [OwnedDevice(*row) for row in rows]
+
+
+def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[LabMeasurement]:
+    """Every ok result of the workload and task, oldest run first (so later ones replace earlier)."""
+    r = ResultRow
+    rows = session.execute(
+        select(
+            r.machine_id,
+            r.device,
+            r.runtime,
+            r.precision,
+            r.batch_size,
+            r.threads,
+            r.throughput_samples_per_s,
+            r.latency_p50_ms,
+            r.latency_p99_ms,
+            r.latency_ci95_low_ms,
+            r.latency_ci95_high_ms,
+            r.mean_power_w,
+            r.power_source,
+            r.iterations,
+        )
+        .join(Run, Run.id == r.run_id)
+        .where(r.workload == workload, r.task == task.value, r.status == ResultStatus.ok.value)
+        .order_by(Run.finished_at, r.id)
+    )
+    # SQLAlchemy's rows already are named tuples of these columns: no copy per row
+    return cast(Iterator[LabMeasurement], iter(rows))

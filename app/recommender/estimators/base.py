@@ -1,0 +1,125 @@
+"""What every estimator shares: the config estimated, the evidence indexed for it, the registry,
+and ``estimate``, which tries the estimators in their ``order`` (details of their PluginInfo).
+
+An estimator later in the order runs only when the ones before it had nothing, so a measurement is
+never replaced by an interpolation or a prediction.
+"""
+
+from __future__ import annotations
+
+import statistics
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from app.contracts import DeviceKind, PowerBasis, Precision
+from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.guess import Guess
+from app.registry import PluginInfo, Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    runtime: str
+    precision: Precision
+    batch_size: int
+    threads: int | None
+    source: str = LAB
+
+
+@dataclass(slots=True)
+class Evidence:
+    """The points of one workload, indexed for the estimators."""
+
+    points: list[Point]
+    # A prediction depends only on the config and the target's part: a fleet of many machines with
+    # the same GPU shares one (the leave-one-out behind its band is the costly step).
+    predictions: dict[tuple[Config, str, DeviceKind], Guess | None] = field(default_factory=dict)
+    by_config: dict[tuple[str, str, Precision], list[Point]] = field(default_factory=dict)
+    references: dict[tuple[Config, DeviceKind], list[Point]] = field(default_factory=dict)
+    curves: dict[tuple[str, str, str, Precision], list[Point]] = field(default_factory=dict)
+    measured_keys: set[str] = field(default_factory=set)
+    exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        owners: dict[str, tuple[str, ...]] = {}
+        for p in self.points:
+            self.by_config.setdefault((p.source, p.runtime, p.precision), []).append(p)
+            key = p.hardware.key
+            if key not in owners:
+                self.measured_keys.add(key)
+                spec = p.hardware.spec
+                owners[key] = (key, f"part:{spec.id}") if spec is not None else (key,)
+            batch = p.batch_size if p.source == LAB else None  # published results: at the source's batch
+            for owner in owners[key]:
+                self.curves.setdefault((owner, p.source, p.runtime, p.precision), []).append(p)
+                self.exact.setdefault((owner, p.source, p.runtime, p.precision, batch, p.threads), []).append(p)
+
+    @staticmethod
+    def _owner(hardware: Hardware) -> str | None:
+        """A lab device's points are its own; a catalog part's are those of every device of that part."""
+        if hardware.ref.owned:
+            return hardware.key
+        return f"part:{hardware.spec.id}" if hardware.spec is not None else None
+
+    def at(self, hardware: Hardware, config: Config) -> list[Point]:
+        """The points of exactly this config on this hardware."""
+        batch = config.batch_size if config.source == LAB else None
+        key = (self._owner(hardware) or "", config.source, config.runtime, config.precision, batch, config.threads)
+        return self.exact.get(key, [])
+
+    def measured_on(self, hardware: Hardware) -> bool:
+        return hardware.key in self.measured_keys
+
+    def curve(self, hardware: Hardware, source: str, runtime: str, precision: Precision) -> list[Point]:
+        """Every point this hardware measured with this runtime and precision (all batches and threads)."""
+        return self.curves.get((self._owner(hardware) or "", source, runtime, precision), [])
+
+
+def median(values: list[float]) -> float:
+    """statistics.median, without its overhead for the usual single value (this runs per config of every device)."""
+    return values[0] if len(values) == 1 else statistics.median(values)
+
+
+def tdp_power(hardware: Hardware) -> tuple[float | None, PowerBasis | None]:
+    if hardware.spec is not None and hardware.spec.tdp_w:
+        return hardware.spec.tdp_w, PowerBasis.tdp
+    return None, None
+
+
+def batch_time_ms(config: Config, throughput: float) -> float:
+    return config.batch_size / throughput * 1000
+
+
+def config_at(point: Point) -> Config:
+    return Config(point.runtime, point.precision, point.batch_size, point.threads, point.source)
+
+
+class Estimator(ABC):
+    """One way to estimate a config on a piece of hardware; ``info.details['order']`` says when it is tried."""
+
+    info: ClassVar[PluginInfo]
+
+    @staticmethod
+    @abstractmethod
+    def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+        """The estimate, or None when this estimator has nothing to go on."""
+
+
+estimators: Registry[type[Estimator]] = Registry("estimator", package="app.recommender.estimators")
+_ordered: list[type[Estimator]] = []
+
+
+def ordered() -> list[type[Estimator]]:
+    """The estimators by their order, lowest first (read once: ``estimate`` runs per config per device)."""
+    if not _ordered:
+        _ordered.extend(sorted((e.plugin for e in estimators), key=lambda p: int(p.info.details["order"])))
+    return _ordered
+
+
+def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+    for estimator in ordered():
+        found = estimator.estimate(hardware, config, evidence)
+        if found is not None:
+            return found
+    return None

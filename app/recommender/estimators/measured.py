@@ -1,0 +1,96 @@
+"""Measured: this config was measured on this hardware (the lab's device, or a part someone published)."""
+
+from __future__ import annotations
+
+from app.contracts import EstimateKind, PowerBasis, ReasonCode
+from app.recommender.estimators.base import (
+    Config,
+    Estimator,
+    Evidence,
+    batch_time_ms,
+    estimators,
+    median,
+    tdp_power,
+)
+from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.guess import Guess
+from app.recommender.reasons import Why, power_why
+from app.registry import PluginInfo
+
+MEASURED_FLOOR_PCT = 1.0
+
+
+@estimators.register
+class Measured(Estimator):
+    info = PluginInfo(
+        name="measured",
+        description="The config was measured on this hardware: the median of its measurements, their 95% CI.",
+        details={"order": 1},
+    )
+
+    @staticmethod
+    def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+        same = evidence.at(hardware, config)
+        if not same:
+            return None
+        if len(same) == 1:
+            return _one_measurement(hardware, config, same[0])
+        throughput = median([p.throughput for p in same])
+        ci = max([p.ci_pct for p in same if p.ci_pct is not None] or [MEASURED_FLOOR_PCT])
+        spread = (max(p.throughput for p in same) - min(p.throughput for p in same)) / 2 / throughput * 100
+        error_pct = max(ci, spread, MEASURED_FLOOR_PCT)
+        powers = [p.power_w for p in same if p.power_w is not None]
+        power, basis = (median(powers), PowerBasis.measured) if powers else tdp_power(hardware)
+        latencies = [p.latency_p99_ms for p in same if p.latency_p99_ms is not None]
+        latency = median(latencies) if latencies else batch_time_ms(config, throughput)
+        if config.source == LAB:
+            why = Why(
+                ReasonCode.measured_lab_median,
+                {"devices": len(same), "iterations": sum(p.iterations or 0 for p in same), "error_pct": error_pct},
+            )
+        else:
+            why = _published(config.source, same[0].batch_size, sum(p.systems for p in same), error_pct)
+        return Guess(
+            kind=EstimateKind.measured,
+            source=config.source,
+            throughput_samples_per_s=throughput,
+            error_pct=error_pct,
+            latency_p99_ms=latency,
+            power_w=power,
+            power_basis=basis,
+            why=[why, *power_why(basis)],
+        )
+
+
+def _one_measurement(hardware: Hardware, config: Config, p: Point) -> Guess:
+    """The usual case, a single point (this runs for every config of every device in the fleet, so it
+    takes the short way and leaves its reasons unmade until an answer lists it)."""
+    error_pct = max(p.ci_pct or 0.0, MEASURED_FLOOR_PCT)
+    if p.power_w is not None:
+        power: float | None = p.power_w
+        basis: PowerBasis | None = PowerBasis.measured
+    else:
+        power, basis = tdp_power(hardware)
+    return Guess(
+        kind=EstimateKind.measured,
+        source=p.source,
+        throughput_samples_per_s=p.throughput,
+        error_pct=error_pct,
+        latency_p99_ms=p.latency_p99_ms if p.latency_p99_ms is not None else batch_time_ms(config, p.throughput),
+        power_w=power,
+        power_basis=basis,
+        why=lambda: [_point_why(p, error_pct), *power_why(basis)],
+    )
+
+
+def _point_why(p: Point, error_pct: float) -> Why:
+    if p.source == LAB:
+        figures = {"hardware": p.hardware.label, "iterations": p.iterations or 0, "error_pct": error_pct}
+        return Why(ReasonCode.measured_lab, figures)
+    return _published(p.source, p.batch_size, p.systems, error_pct)
+
+
+def _published(source: str, batch: int, systems: int, error_pct: float) -> Why:
+    return Why(
+        ReasonCode.measured_public, {"source": source, "batch_size": batch, "systems": systems, "error_pct": error_pct}
+    )

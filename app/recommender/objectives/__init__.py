@@ -1,0 +1,65 @@
+"""What the recommender ranks by: one module per objective, each an ``Objective`` registered with
+``@objectives.register``; adding an objective is adding one module here. Higher keys rank first.
+
+``Scored`` holds the figures every objective may rank by; ``pareto`` marks the front of throughput
+vs power, whatever the objective.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, NamedTuple
+
+from app.errors import InvalidInput
+from app.registry import PluginInfo, Registry
+
+
+class Scored(NamedTuple):
+    """The figures an objective ranks by, for one feasible candidate (per device unless 'system')."""
+
+    throughput: float
+    system_throughput: float
+    latency_p99_ms: float | None
+    power_w: float | None
+    throughput_per_w: float | None
+    energy_per_sample_j: float | None
+    cost_per_million_usd: float | None
+
+
+class Objective(ABC):
+    info: ClassVar[PluginInfo]
+
+    @staticmethod
+    @abstractmethod
+    def key(scored: Scored) -> tuple[float, ...]:
+        """The sort key: higher ranks first."""
+
+
+objectives: Registry[type[Objective]] = Registry("objective", package="app.recommender.objectives")
+MISSING = float("-inf")
+"""The key of a figure nobody knows: it ranks last."""
+
+
+def smaller_is_better(value: float | None) -> float:
+    """A figure where less is better, as a key: negated; unknown ranks last."""
+    return MISSING if value is None else -value
+
+
+def objective(name: str) -> type[Objective]:
+    """The named objective; an unknown name is invalid input (422) that lists the objectives there are."""
+    if name not in objectives:
+        raise InvalidInput(f"unknown objective {name!r}", hint=f"available: {', '.join(objectives.names())}")
+    return objectives.get(name)
+
+
+def pareto(points: list[tuple[float, float]]) -> list[bool]:
+    """For (throughput, power) pairs: True where no other pair is at least as fast for at most the
+    power and strictly better in one of the two (equal pairs share their place)."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][1], -points[i][0]))
+    front = [False] * len(points)
+    best: tuple[float, float] | None = None
+    for i in order:
+        if best is None or points[i][0] > best[0] or points[i] == best:
+            front[i] = True
+            best = points[i]
+    return front

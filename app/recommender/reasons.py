@@ -1,0 +1,148 @@
+"""Reasons in words: the one place the recommender writes English about a rejection or an estimate.
+
+A reason is a ``ReasonCode`` and its figures (name -> number or string). Ranking and the estimators
+make ``Why`` tuples; only what an answer lists is rendered, here, into the wire ``Reason`` (code,
+figures, text) and an estimate's one-line ``explanation``. Nothing reads the words back: code
+that needs to know why (is this rejection about power alone?) looks at the codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from app.contracts import PowerBasis, Reason, ReasonCode
+
+Figures = Mapping[str, Any]
+
+
+class Why(NamedTuple):
+    """A reason before it is rendered (cheap: tens of thousands are made per answer, few are shown)."""
+
+    code: ReasonCode
+    figures: Figures
+
+
+def why(code: ReasonCode, **figures: Any) -> Why:
+    return Why(code, figures)
+
+
+# A rejection's power figure says where it came from, unless it was measured.
+_POWER_BASIS = {
+    PowerBasis.tdp.value: "its TDP; nothing measured it",
+    PowerBasis.transferred.value: "its TDP times the share the references drew",
+    PowerBasis.capped.value: "its power cap",
+}
+
+
+def _basis(f: Figures) -> str:
+    words = _POWER_BASIS.get(f.get("power_basis") or "")
+    return f" ({words})" if words else ""
+
+
+def _at(f: Figures) -> str:
+    return f"at batch {f['batch_size']}"
+
+
+def _measured_lab(f: Figures) -> str:
+    return f"measured on {f['hardware']}: {f['iterations']} timed iterations, 95% CI ±{f['error_pct']:.1f}%"
+
+
+def _measured_public(f: Figures) -> str:
+    systems = f.get("systems", 1)
+    spread = f", median of {systems} systems (spread ±{f['error_pct']:.1f}%)" if systems > 1 else ""
+    return f"published by {f['source']} at batch {f['batch_size']}{spread}"
+
+
+def _predicted(f: Figures) -> str:
+    how = "split learned from" if f["split_from"] == "fit" else "ridge-point split (too few to learn it) from"
+    source = "the lab" if f["source"] == "lab" else f["source"]
+    return (
+        f"predicted by roofline scaling ({f['split']}) with the {how} {f['parts']} part(s) {source} measured: "
+        f"{f['part_names']}; leave-one-out error ±{f['error_pct']:.0f}%"
+    )
+
+
+def _roofline(f: Figures) -> str:
+    unit = "OP" if f["precision"] == "int8" else "FLOP"
+    return (
+        f"roofline from specs only: {f['flops_per_sample']:.3g} FLOP at {f['compute_efficiency']:.0%} of "
+        f"{f['peak']:g} T{unit}/s + {f['bytes_per_sample']:.3g} B at {f['memory_efficiency']:.0%} of "
+        f"{f['memory_bandwidth_gb_s']:g} GB/s"
+    )
+
+
+WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
+    # rejections
+    ReasonCode.power_unknown: lambda f: (
+        f"{f['hardware']} has no measured power and no TDP in the catalog, so the power budget cannot be checked "
+        f"(set tdp_w: PUT /api/v1/catalog/{f.get('catalog_id') or '<id>'})"
+    ),
+    ReasonCode.over_power_budget: lambda f: (
+        f"{f['hardware']} draws {f['power_w']:,.0f} W {_at(f)}{_basis(f)}, budget {f['budget_w']:,.0f} W"
+    ),
+    ReasonCode.over_system_power_budget: lambda f: (
+        f"{f['devices']} x {f['hardware']} draw {f['system_power_w']:,.0f} W {_at(f)}{_basis(f)}, "
+        f"system budget {f['budget_w']:,.0f} W"
+    ),
+    ReasonCode.latency_unknown: lambda f: f"no p99 latency known for {f['hardware']} {_at(f)}",
+    ReasonCode.over_latency_slo: lambda f: (
+        f"p99 latency {f['latency_p99_ms']:,.1f} ms {_at(f)} is over the {f['slo_ms']:g} ms SLO"
+    ),
+    ReasonCode.under_min_throughput: lambda f: (
+        f"{f['devices']} x {f['hardware']} give {f['system_throughput_samples_per_s']:,.1f}/s {_at(f)}, "
+        f"under the {f['min_throughput_samples_per_s']:,.0f}/s asked"
+    ),
+    ReasonCode.price_unknown: lambda f: f"no price known for {f['hardware']} (set price_usd: PUT /api/v1/catalog/<id>)",
+    ReasonCode.over_price: lambda f: (
+        f"{f['devices']} x ${f['price_usd']:,.0f} = ${f['total_usd']:,.0f} is over the ${f['max_price_usd']:,.0f} limit"
+    ),
+    # explanations
+    ReasonCode.measured_lab: _measured_lab,
+    ReasonCode.measured_lab_median: lambda f: _measured_lab(
+        {**f, "hardware": f"{f['devices']} lab devices of this part (median)"}
+    ),
+    ReasonCode.measured_public: _measured_public,
+    ReasonCode.interpolated: lambda f: (
+        f"interpolated on {f['hardware']} between {f['axis']} {f['low_x']:g} and {f['high_x']:g} "
+        f"(measured {f['low_throughput']:,.1f} and {f['high_throughput']:,.1f}/s)"
+    ),
+    ReasonCode.predicted: _predicted,
+    ReasonCode.roofline: _roofline,
+    ReasonCode.power_capped: lambda f: (
+        f"power-capped at {f['cap_w']:.0f} W (allowed {f['min_w']:.0f}-{f['max_w']:.0f} W) from "
+        f"{f['uncapped_w']:.0f} W: throughput x{f['factor']:.2f} by the DVFS model; uncapped it is"
+    ),
+    ReasonCode.power_tdp: lambda f: "power is the board TDP (not measured)",
+    ReasonCode.power_transferred: lambda f: "power is its TDP times the share of TDP the references drew",
+    ReasonCode.power_missing: lambda f: "power unknown: not measured, and no catalog entry with a TDP",
+}
+
+
+def text(reason: Why) -> str:
+    return WORDS[reason.code](reason.figures)
+
+
+def to_reason(reason: Why) -> Reason:
+    return Reason(code=reason.code, figures=dict(reason.figures), text=text(reason))
+
+
+def explanation(reasons: Sequence[Why]) -> str:
+    """An estimate's reasons as one line: '; ' between them, and what a cap was taken from follows its words."""
+    line, previous = "", None
+    for reason in reasons:
+        words = text(reason)
+        line += words if previous is None else (" " if previous is ReasonCode.power_capped else "; ") + words
+        previous = reason.code
+    return line
+
+
+def power_why(basis: PowerBasis | None) -> list[Why]:
+    """Where an estimate's power figure came from, when it was not measured (nothing to say when it was)."""
+    if basis is PowerBasis.measured or basis is PowerBasis.capped:
+        return []
+    if basis is PowerBasis.tdp:
+        return [Why(ReasonCode.power_tdp, {})]
+    if basis is PowerBasis.transferred:
+        return [Why(ReasonCode.power_transferred, {})]
+    return [Why(ReasonCode.power_missing, {})]
