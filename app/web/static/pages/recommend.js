@@ -79,7 +79,7 @@ async function showRecommendation(out, spec) {
     td(h("span", {}, badge(c.estimate.kind), " ", c.pareto ? badge("pareto") : null)), td(h("span", { class: "small", text: c.estimate.source }))));
   const rejected = answer.rejected.slice(0, 100).map((r) => h("tr", {},
     td(r.hardware.name), td(r.hardware.owned ? r.hardware.machine_name : "catalog"), td(`${r.runtime} ${r.precision} b${r.batch_size}`),
-    td(badge(r.estimate.kind)), td(r.reasons.join("; "))));
+    td(badge(r.estimate.kind)), td(r.reasons.map((reason) => reason.text).join("; "))));
   const { box, canvas } = chartBox("Throughput vs power per device (error bars: the estimate's band; line: Pareto front)", true);
   box.id = "chart-pareto";
   const body = JSON.stringify(spec);
