@@ -11,6 +11,8 @@ from typing import Any
 
 from app.registry import Registry, describe
 
+__all__ = ["FAMILIES", "describe", "describe_all", "registry"]
+
 FAMILIES: dict[str, str] = {
     "probe": "app.probes.base:probes",
     "workload": "app.bench.workloads.base:workloads",

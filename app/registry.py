@@ -32,22 +32,29 @@ class Need:
     module: str
     distribution: str
     install: str = ""
+    alternatives: tuple[str, ...] = ()
+    """Other distributions that install the same module (onnxruntime-gpu for onnxruntime)."""
 
     @property
     def install_command(self) -> str:
         return self.install or f"pip install {self.distribution}"
 
     def missing(self) -> bool:
+        """Neither imported nor loaded: the module is looked up and the distribution's metadata read."""
         try:
-            return importlib.util.find_spec(self.module) is None
+            if importlib.util.find_spec(self.module) is None:
+                return True
         except (ImportError, ValueError):
             return True
+        return self.version() is None
 
     def version(self) -> str | None:
-        try:
-            return importlib.metadata.version(self.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        for distribution in (self.distribution, *self.alternatives):
+            try:
+                return importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,25 +98,13 @@ class Registry(Generic[P]):
         self._entries: dict[str, P] = {}
         self._loaded = package is None
 
-    def register(self, plugin: Any) -> Any:
+    def register(self, plugin: P) -> P:
         """Class decorator: ``@runtimes.register`` over a class with an ``info``."""
-        if isinstance(plugin, str):  # TRANSITION: the old ``register("name")`` form, removed with its callers
-
-            def add(obj: Any) -> Any:
-                self.add(plugin, obj)
-                return obj
-
-            return add
         name = plugin.info.name
         if name in self._entries and self._entries[name] is not plugin:
             raise ValueError(f"{self.family} {name!r} is registered twice")
         self._entries[name] = plugin
         return plugin
-
-    def add(self, name: str, plugin: Any) -> None:  # TRANSITION: removed with its callers
-        if name in self._entries:
-            raise ValueError(f"{self.family} {name!r} is registered twice")
-        self._entries[name] = plugin
 
     def load(self) -> Registry[P]:
         """Import every module of the family's package once (each registers what it defines)."""

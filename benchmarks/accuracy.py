@@ -20,7 +20,7 @@ import statistics
 from collections import defaultdict
 
 from app.catalog import get
-from app.catalog.public import shipped
+from app.catalog.published import shipped
 from app.contracts import Precision
 from app.recommender.scaling import Reference, transfer
 

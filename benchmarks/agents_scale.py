@@ -27,8 +27,8 @@ from sqlalchemy import create_engine, text
 from app.config import Settings
 from app.db import migrate
 from benchmarks.ingest import drop_postgres, scratch_postgres
-from tests.factories import machine_spec
-from tests.processes import ADMIN_HEADERS, ServerProcess
+from testkit.factories import machine_spec
+from testkit.processes import ADMIN_HEADERS, ServerProcess
 
 HEARTBEAT_S = 15.0
 POLL_S = 5.0

@@ -29,10 +29,10 @@ import httpx
 
 from app.contracts import Result
 from app.db import migrate
-from tests.factories import Api, run_report
-from tests.processes import ADMIN, ServerProcess
-from tests.recommender.lab import cpu_machine, gpu_machine, measured
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+from testkit.browser import launch
+from testkit.factories import Api, run_report
+from testkit.lab import cpu_machine, gpu_machine, measured
+from testkit.processes import ADMIN, ServerProcess
 
 PARTS = ["h100-sxm5-80gb", "a100-sxm4-80gb", "l4", None]
 WORKLOADS = ["resnet50/infer", "bert_base/infer", "lstm/infer", "mobilenet_v2/infer", "alexnet/infer"]
@@ -117,10 +117,7 @@ def measure(base: str, machine_id: str, second: str, rounds: int) -> dict[str, l
     timings: dict[str, list[float]] = {name: [] for name in pages}
     harness: dict[str, list[float]] = {name: [] for name in pages}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-        )
+        browser = launch(playwright)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(base + "/")
         page.fill("#token", ADMIN)

@@ -30,8 +30,8 @@ from app.agent.client import AgentClient, ServerUnavailable
 from app.agent.outbox import Outbox
 from app.db import migrate
 from app.db.models import ResultRow
-from tests.factories import machine_spec, result
-from tests.processes import ADMIN, ServerProcess
+from testkit.factories import machine_spec, result
+from testkit.processes import ADMIN, ServerProcess
 
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 RESULTS_PER_RUN = 10

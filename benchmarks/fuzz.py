@@ -1,17 +1,24 @@
 """Fuzz the whole API from its OpenAPI schema with Schemathesis, against a real server process.
 
-    .venv/bin/python -m benchmarks.fuzz [--max-examples 50] [--postgres URL]
+    .venv/bin/python -m benchmarks.fuzz [--max-examples 50] [--postgres URL] [--state-dir DIR]
 
 The server (SQLite, or PostgreSQL with --postgres) is seeded with machines, runs and jobs so that
 generated requests meet data, then every operation is called with generated valid and invalid
 input (positive and negative phases), as the admin. Checks: no 5xx (not_a_server_error), every
 answer matches its documented schema, status code and content type. The summary goes to
 docs/RELIABILITY.md.
+
+Schemathesis keeps state between runs (a cache with the crashes `schemathesis replay` re-sends, and
+Hypothesis' example database). By default it stays where the tools put it, in the ignored
+`.schemathesis/` and `.hypothesis/` of the working directory; --state-dir puts both in DIR instead,
+which the test suite uses so that a run neither reads an earlier run's state nor leaves any behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -20,18 +27,33 @@ from pathlib import Path
 import httpx
 
 from app.db import migrate
-from tests.factories import Api
-from tests.processes import ADMIN, ServerProcess
-from tests.recommender.lab import build
+from testkit.factories import Api
+from testkit.lab import build
+from testkit.processes import ADMIN, ServerProcess
 
 CHECKS = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"
+
+
+def _state_in(state_dir: Path) -> tuple[list[str], dict[str, str]]:
+    """Schemathesis' options and environment that keep its state in ``state_dir``: its cache
+    directory is set only in a config file, so one is written there; Hypothesis (its examples and
+    its own caches) follows HYPOTHESIS_STORAGE_DIRECTORY."""
+    state_dir = state_dir.resolve()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    config = state_dir / "schemathesis.toml"
+    # a JSON string (non-ASCII kept as is) is a TOML basic string
+    cache = json.dumps(str(state_dir / "cache"), ensure_ascii=False)
+    config.write_text(f"[cache]\ndirectory = {cache}\n", encoding="utf-8")
+    return ["--config-file", str(config)], {"HYPOTHESIS_STORAGE_DIRECTORY": str(state_dir / "hypothesis")}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-examples", type=int, default=50)
     parser.add_argument("--postgres", help="Fuzz against this PostgreSQL database (emptied first).")
+    parser.add_argument("--state-dir", type=Path, help="Keep Schemathesis' cache and example database here.")
     args = parser.parse_args()
+    config, state_env = _state_in(args.state_dir) if args.state_dir else ([], {})
     with tempfile.TemporaryDirectory() as tmp:
         url = args.postgres or f"sqlite:///{Path(tmp) / 'hwadvisor.db'}"
         if args.postgres:
@@ -56,6 +78,7 @@ def main() -> None:
             for who, token, selection in passes:
                 command = [
                     str(Path(sys.executable).parent / "schemathesis"),
+                    *config,
                     "run",
                     f"{server.url}/openapi.json",
                     *selection,
@@ -76,7 +99,7 @@ def main() -> None:
                     "all",
                 ]
                 print(f"\n### as {who}: " + " ".join(command).replace(token, "<token>"), flush=True)
-                failed += subprocess.run(command, check=False).returncode != 0
+                failed += subprocess.run(command, check=False, env={**os.environ, **state_env}).returncode != 0
         finally:
             server.stop()
     sys.exit(1 if failed else 0)

@@ -27,8 +27,8 @@ from sqlalchemy.engine import make_url
 from app.config import Settings
 from app.db import migrate
 from app.db.models import ResultRow
-from tests.factories import Api, machine_spec, result, run_report
-from tests.processes import ADMIN, server_process
+from testkit.factories import Api, machine_spec, result, run_report
+from testkit.processes import ADMIN, server_process
 
 BATCH = 1000
 SMALL = 10

@@ -24,8 +24,8 @@ from sqlalchemy import create_engine, func, select
 
 from app.db import migrate
 from app.db.models import ResultRow
-from tests.factories import Api, machine_spec, result, run_report
-from tests.processes import ADMIN, ServerProcess
+from testkit.factories import Api, machine_spec, result, run_report
+from testkit.processes import ADMIN, ServerProcess
 
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 RESULTS_PER_RUN = 10

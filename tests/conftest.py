@@ -19,6 +19,7 @@ from app.config import Settings
 from app.db import migrate
 from app.db.engine import Database
 from app.db.models import Base
+from testkit.factories import Api
 
 # Keep the tests' files (ONNX exports, databases) out of the user's data directory, and remove
 # them afterwards: the exports alone are over a gigabyte.
@@ -29,8 +30,6 @@ if "HWADVISOR_DATA_DIR" not in os.environ:
 
 PG_ENV = "HWADVISOR_TEST_DATABASE_URL"
 PG_URL = os.environ.get(PG_ENV)
-FIXTURES = Path(__file__).parent / "fixtures"
-MACHINES = FIXTURES / "machines"
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -125,7 +124,4 @@ def api(db: Database, settings: Settings) -> Iterator[Api]:
     from app.server.app import create_app
 
     with TestClient(create_app(settings, database=db)) as client:
-        yield Api(client)
-
-
-from tests.factories import Api  # noqa: E402  (after the fixtures it serves)
+        yield Api(client, ADMIN_TOKEN)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.contracts import Job, MachineSpec, Result, RunReport, WorkloadSpec
-from tests.factories import h100_spec, result, run_report
+from testkit.factories import h100_spec, result, run_report
 
 DIMENSIONLESS = {"batch_size", "threads", "iterations", "cv"}
 UNIT_SUFFIXES = ("_ms", "_s", "_w", "_j", "_mb", "_tflops", "_gb_per_s", "_samples_per_s")

@@ -155,8 +155,9 @@ class Agent:
 
     # ------------------------------------------------------------------ loop
 
-    def step(self) -> bool:
-        """One turn of the loop; True when it ran a job."""
+    def step(self, *, once: bool = False) -> bool:
+        """One turn of the loop; True when it ran a job. With once, a server that cannot be asked for
+        a job is an error (a one-shot run that could not look has failed), not a reason to poll again."""
         self.drain()
         if self.settings.quiet_check:
             reason = busy_reason(self.settings.max_busy_cpu_percent)
@@ -168,6 +169,8 @@ class Agent:
         try:
             job = self.client.claim()
         except ServerUnavailable as exc:
+            if once:
+                raise
             log.warning("claim failed: %s", exc)
             return False
         if job is None:
@@ -182,7 +185,7 @@ class Agent:
             log.info("found %d run(s) a previous agent left; uploading them", recovered)
         self.drain(until_empty=False)
         while not self.stop.is_set():
-            ran = self.step()
+            ran = self.step(once=once)
             if once and not ran:
                 break
             if not ran:

@@ -1,17 +1,22 @@
 """The hardware catalog: specs of hardware anyone may buy, shipped with the package.
 
 Matching a probed device to an entry is exact on purpose: a driver-reported name must be one of
-an entry's aliases (GPUs), or the CPU model name must match an entry's pattern. No match gives
-``None`` and a reason; a near miss is never taken for a match.
+an entry's aliases (GPUs), or the CPU model name must be an alias or match an entry's pattern. No
+match gives ``None`` and a reason; a near miss is never taken for a match. The agent matches
+against the shipped catalog; the server matches again with the lab's entries and aliases on top.
+
+This package is pure: data, loading, layering (``lab``) and matching. Reading and writing the
+lab's changes is app/db/catalog.py's.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,34 +70,99 @@ def get(catalog_id: str) -> CatalogHardware:
     raise NotFoundError(f"no catalog entry {catalog_id!r}", hint="see app/catalog/data/hardware.json")
 
 
-def match_gpu(reported_name: str) -> tuple[str | None, str]:
-    """(catalog id, why) for the name a driver reports, e.g. 'NVIDIA H100 80GB HBM3' (the SXM5 part)."""
-    wanted = _normalise(reported_name)
-    hits = [e for e in load() if e.kind == "gpu" and wanted in {_normalise(a) for a in e.aliases}]
-    if len(hits) == 1:
-        return hits[0].id, f"driver name {reported_name!r} is {hits[0].name}"
-    if len(hits) > 1:
-        ids = ", ".join(e.id for e in hits)
-        return None, f"driver name {reported_name!r} is ambiguous between {ids}"
-    return None, f"no catalog entry has the driver name {reported_name!r}; add it in scripts/build_catalog.py"
+MatchCode = Literal["alias", "pattern", "ambiguous", "generic", "unknown"]
+"""Why a name matched (an exact alias, a CPU model-name pattern) or did not."""
+
+
+class Match(NamedTuple):
+    """What a name matched (``catalog_id``, None for no match), why as a code, and why in words."""
+
+    catalog_id: str | None
+    note: str
+    code: MatchCode
 
 
 GENERIC_CPU_NAMES = re.compile(
     r"^(Intel\(R\) Xeon\(R\) (CPU|Processor)|AMD EPYC( Processor)?|Common KVM processor|QEMU Virtual CPU.*)$",
     re.IGNORECASE,
 )
+ADD_HINT = "add it to app/catalog/curated/ (then scripts/build_catalog.py), or name it in a lab entry's aliases"
+
+
+def is_generic_cpu_name(name: str) -> bool:
+    """A model name a hypervisor reports for any part ('AMD EPYC'): it identifies nothing."""
+    return GENERIC_CPU_NAMES.match(name.strip()) is not None
+
+
+class Matcher:
+    """Exact matching against one set of entries: the shipped catalog (the agent) or the shipped
+    catalog layered with the lab's entries and aliases (the server, app/db/catalog.py)."""
+
+    def __init__(self, entries: Iterable[CatalogHardware]) -> None:
+        self.entries = tuple(entries)
+        self._aliases: dict[tuple[str, str], list[CatalogHardware]] = {}
+        for entry in self.entries:
+            for alias in {_normalise(a) for a in entry.aliases}:
+                self._aliases.setdefault((entry.kind, alias), []).append(entry)
+
+    def gpu(self, reported_name: str) -> Match:
+        """For the name a driver reports, e.g. 'NVIDIA H100 80GB HBM3' (the SXM5 part)."""
+        hits = self._aliases.get(("gpu", _normalise(reported_name)), [])
+        if len(hits) == 1:
+            return Match(hits[0].id, f"driver name {reported_name!r} is {hits[0].name}", "alias")
+        if hits:
+            ids = ", ".join(e.id for e in hits)
+            return Match(None, f"driver name {reported_name!r} is ambiguous between {ids}", "ambiguous")
+        return Match(None, f"no catalog entry has the driver name {reported_name!r}; {ADD_HINT}", "unknown")
+
+    def cpu(self, model_name: str) -> Match:
+        """For a CPU model name as /proc/cpuinfo gives it: an exact alias, else a model-name pattern."""
+        if is_generic_cpu_name(model_name):
+            return Match(
+                None,
+                f"the CPU reports a generic model name {model_name!r} (usual under a hypervisor), "
+                "which does not identify the part",
+                "generic",
+            )
+        code: MatchCode = "alias"
+        hits = self._aliases.get(("cpu", _normalise(model_name)), [])
+        if not hits:
+            code = "pattern"
+            hits = [e for e in self.entries if e.kind == "cpu" and any(re.search(p, model_name) for p in e.patterns)]
+        if len(hits) == 1:
+            return Match(hits[0].id, f"model name {model_name!r} is {hits[0].name}", code)
+        if hits:
+            ids = ", ".join(e.id for e in hits)
+            return Match(None, f"model name {model_name!r} is ambiguous between {ids}", "ambiguous")
+        return Match(None, f"no catalog entry matches the CPU {model_name!r}; {ADD_HINT}", "unknown")
+
+    def device(self, kind: Literal["gpu", "cpu"], name: str) -> Match:
+        return self.cpu(name) if kind == "cpu" else self.gpu(name)
+
+    def any(self, name: str) -> tuple[Literal["gpu", "cpu"] | None, Match]:
+        """A name of either kind (a GPU's driver name first): the kind it matched as, and the match."""
+        gpu = self.gpu(name)
+        if gpu.code != "unknown":
+            return "gpu", gpu
+        cpu = self.cpu(name)
+        if cpu.code != "unknown":
+            return "cpu", cpu
+        note = f"no catalog entry has the name {name!r} as a GPU driver name or a CPU model name; {ADD_HINT}"
+        return None, Match(None, note, "unknown")
+
+
+@lru_cache(maxsize=1)
+def shipped_matcher() -> Matcher:
+    return Matcher(load())
+
+
+def match_gpu(reported_name: str) -> tuple[str | None, str]:
+    """(catalog id, why) against the shipped catalog: what the agent can know."""
+    found = shipped_matcher().gpu(reported_name)
+    return found.catalog_id, found.note
 
 
 def match_cpu(model_name: str) -> tuple[str | None, str]:
-    """(catalog id, why) for a CPU model name as /proc/cpuinfo gives it."""
-    if GENERIC_CPU_NAMES.match(model_name.strip()):
-        return None, (
-            f"the CPU reports a generic model name {model_name!r} (usual under a hypervisor), "
-            "which does not identify the part"
-        )
-    hits = [e for e in load() if e.kind == "cpu" and any(re.search(p, model_name) for p in e.patterns)]
-    if len(hits) == 1:
-        return hits[0].id, f"model name {model_name!r} is {hits[0].name}"
-    if len(hits) > 1:
-        return None, f"model name {model_name!r} is ambiguous between {', '.join(e.id for e in hits)}"
-    return None, f"no catalog entry matches the CPU {model_name!r}; add it in scripts/build_catalog.py"
+    """(catalog id, why) for a CPU model name, against the shipped catalog."""
+    found = shipped_matcher().cpu(model_name)
+    return found.catalog_id, found.note

@@ -10,7 +10,7 @@ Everything is re-exported here, so ``from app.contracts import Result`` stays th
 
 from __future__ import annotations
 
-from app.contracts.catalog import CatalogPatch, Peak, PublicImportReport, PublicResult, Watts
+from app.contracts.catalog import Alias, CatalogMatch, CatalogPatch, Peak, PublicImportReport, PublicResult, Watts
 from app.contracts.common import (
     INT32_MAX,
     SCHEMA_VERSION,
@@ -74,7 +74,6 @@ from app.contracts.recommend import (
     Estimate,
     EstimateKind,
     HardwareRef,
-    Objective,
     PowerBasis,
     PredictionRequest,
     Reason,
@@ -93,8 +92,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUITE_TOML_MAX",
     "AgentState",
+    "Alias",
     "Candidate",
     "CandidateConfig",
+    "CatalogMatch",
     "CatalogPatch",
     "Constraints",
     "CpuInfo",
@@ -126,7 +127,6 @@ __all__ = [
     "Name",
     "NonNegative",
     "NvidiaInfo",
-    "Objective",
     "Page",
     "Peak",
     "Positive",

@@ -50,6 +50,8 @@ class PublicImportReport(Strict):
 
 Peak = Annotated[float, Field(ge=0.001, le=1e6, description="TFLOP/s (int8: TOP/s), dense.")]
 Watts = Annotated[float, Field(ge=1, le=100_000)]
+MAX_ALIASES = 16
+Alias = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
 
 
 class CatalogPatch(Strict):
@@ -69,11 +71,30 @@ class CatalogPatch(Strict):
     power_limit_min_w: Watts | None = None
     power_limit_max_w: Watts | None = None
     price_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    aliases: list[Alias] | None = Field(
+        default=None,
+        max_length=MAX_ALIASES,
+        description="Device names (a GPU's driver name, a CPU's model name) that are this entry, matched "
+        "exactly when a machine enrols or reports its spec. Added to a shipped entry's own aliases; "
+        "a new list replaces the lab's earlier one.",
+    )
     note: Text | None = None
 
     @model_validator(mode="after")
     def _names_are_not_null(self) -> CatalogPatch:
-        for name in ("kind", "vendor", "name"):
+        for name in ("kind", "vendor", "name", "aliases"):
             if name in self.model_fields_set and getattr(self, name) is None:
                 raise ValueError(f"{name} cannot be null (leave it out to keep it)")
         return self
+
+
+class CatalogMatch(Strict):
+    """What a device name matches in the lab's catalog (shipped entries, the lab's entries and aliases)."""
+
+    name: Annotated[str, Field(max_length=200)]
+    kind: Literal["gpu", "cpu"] | None = Field(description="What the name was taken for; null if for neither.")
+    catalog_id: Name | None
+    code: Literal["alias", "pattern", "ambiguous", "generic", "unknown"] = Field(
+        description="alias or pattern: how it matched; ambiguous, generic (a hypervisor's CPU name), unknown: why not."
+    )
+    note: Text

@@ -22,17 +22,6 @@ from app.contracts.common import (
 from app.contracts.results import split_legacy_workload, workload_label
 
 
-class Objective(StrEnum):
-    """TRANSITION: app/cli.py's --objective still types by this; removed with that caller. The
-    objectives are the recommender's registry (app/recommender/objectives/), served by the API."""
-
-    throughput = "throughput"
-    latency = "latency"
-    throughput_per_watt = "throughput_per_watt"
-    cost_per_million_samples = "cost_per_million_samples"
-    energy_per_sample = "energy_per_sample"
-
-
 class ReasonCode(StrEnum):
     """Why a candidate was rejected, or how an estimate was made. Each code has one phrasing,
     written in app/recommender/reasons.py from the reason's figures; nothing reads the words back."""

@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
-from app.db import tokens
+from app.db import catalog, tokens
 from app.db.models import DeviceRow, Machine, SpecSnapshot, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
 
@@ -33,13 +33,17 @@ def spec_hash(spec: MachineSpec) -> str:
 
 
 def record_spec(session: Session, machine: Machine, spec: MachineSpec) -> SpecSnapshot:
-    """The snapshot for this spec, made (and the device rows refreshed) only when the spec changed."""
+    """The snapshot for this spec, made (and the device rows refreshed) only when the spec changed.
+
+    The hash is of the spec as the agent sent it; what is stored has each device matched against
+    the server's catalog (the lab's entries and aliases included)."""
     digest = spec_hash(spec)
     snapshot = session.scalars(
         select(SpecSnapshot).where(SpecSnapshot.machine_id == machine.id, SpecSnapshot.spec_hash == digest)
     ).first()
     if snapshot is not None:
         return snapshot
+    spec = catalog.match_devices(session, spec)
     snapshot = SpecSnapshot(machine_id=machine.id, spec_hash=digest, spec=spec.model_dump(mode="json"))
     session.add(snapshot)
     machine.hostname = spec.hostname
@@ -89,7 +93,7 @@ def enroll(session: Session, *, enrollment_token_id: str, spec: MachineSpec, aut
             fingerprint=spec.fingerprint,
             hostname=spec.hostname,
             status=(MachineStatus.online if auto_approve else MachineStatus.pending).value,
-            labels=default_labels(spec),
+            labels=default_labels(catalog.match_devices(session, spec)),
         )
         session.add(machine)
         session.flush()

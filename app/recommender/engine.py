@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.orm import Session
 
-from app.catalog import CatalogHardware, store
+from app.catalog import CatalogHardware
 from app.contracts import (
     Estimate,
     Precision,
@@ -20,6 +20,7 @@ from app.contracts import (
     WorkloadSpec,
     workload_label,
 )
+from app.db import catalog as store
 from app.errors import InvalidInput, NotFoundError
 from app.recommender.estimators import Config, Evidence, estimate
 from app.recommender.evidence import (

@@ -17,8 +17,8 @@ from typing import NamedTuple
 from sqlalchemy.orm import Session
 
 from app.catalog import CatalogHardware
-from app.catalog import public as public_results
 from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, Task
+from app.db import catalog as public_results
 from app.db import evidence as queries
 from app.db.evidence import OwnedDevice
 

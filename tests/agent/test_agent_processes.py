@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.processes import Admin, AgentProcess, ServerProcess, wait_for
 from tests.conftest import BACKENDS, ScratchDatabases
-from tests.processes import Admin, AgentProcess, ServerProcess, wait_for
 
 # Eight configs of a few tenths of a second each: long enough to interrupt, short enough for CI.
 SUITE = """

@@ -6,7 +6,7 @@ from pathlib import Path
 from app.agent.daemon import backoff_delays
 from app.agent.outbox import Outbox
 from app.agent.settings import AgentSettings
-from tests.factories import h100_spec, result
+from testkit.factories import h100_spec, result
 
 
 def test_results_survive_a_crash_and_come_back_as_one_run(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from app.bench.energy import Metered, meter_for
 from app.bench.energy.estimate import EstimateMeter
 from app.bench.energy.rapl import counter_delta
 from app.contracts import PowerSource
+from testkit.factories import h100_spec
 from tests.bench.test_measure import spin
 from tests.bench.test_runtimes import machine
-from tests.factories import h100_spec
 
 
 def test_rapl_counter_wrap_is_handled() -> None:

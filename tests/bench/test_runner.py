@@ -71,7 +71,7 @@ def test_ctrl_c_keeps_what_finished() -> None:
 
 
 def test_thread_scaling_goes_up_to_the_cores_and_past_them_only_with_smt() -> None:
-    from tests.factories import h100_spec
+    from testkit.factories import h100_spec
 
     spec = h100_spec()  # 16 physical, 16 logical
     assert thread_counts("scaling", spec) == [1, 2, 4, 8, 16]

@@ -12,8 +12,8 @@ from app.contracts import Heartbeat, JobCreate, TokenKind
 from app.db import dump, jobs, machines, migrate, runs, tokens
 from app.db.engine import Database
 from app.errors import ConflictError
+from testkit.factories import machine_spec, result, run_report
 from tests.conftest import PG_URL, ScratchDatabases
-from tests.factories import machine_spec, result, run_report
 
 
 def filled(scratch: ScratchDatabases) -> Database:

@@ -5,8 +5,8 @@ import pytest
 from app import catalog
 from app.probes.fingerprint import fingerprint
 from app.probes.sources import FixtureSources
-from tests.conftest import MACHINES
-from tests.factories import h100_spec
+from testkit import MACHINES
+from testkit.factories import h100_spec
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.probes import probe_machine
 from app.probes.cpu import count_cpu_list, read_cpu, size_kib
 from app.probes.sources import FixtureSources
-from tests.conftest import MACHINES
+from testkit import MACHINES
 
 
 def test_h100_host_cpu_is_read_from_its_lscpu() -> None:
@@ -54,7 +54,7 @@ def test_nothing_readable_still_gives_a_valid_spec_with_the_reasons() -> None:
 
 
 def _no_driver():  # type: ignore[no-untyped-def]
-    from tests.fakes.nvml import NVML_ERROR_DRIVER_NOT_LOADED, ReplayNvml
+    from testkit.nvml import NVML_ERROR_DRIVER_NOT_LOADED, ReplayNvml
 
     return ReplayNvml([], init_error=NVML_ERROR_DRIVER_NOT_LOADED)
 

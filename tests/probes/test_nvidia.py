@@ -6,9 +6,9 @@ import re
 
 from app.probes import probe_machine
 from app.probes.sources import FixtureSources
-from tests.conftest import MACHINES
-from tests.factories import H100, H100_SM_COUNT, h100_spec
-from tests.fakes.nvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND, ReplayNvml
+from testkit import MACHINES
+from testkit.factories import H100, H100_SM_COUNT, h100_spec
+from testkit.nvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND, ReplayNvml
 
 
 def _smi(field: str) -> str:

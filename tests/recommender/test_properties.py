@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from app.contracts import Candidate, EstimateKind, Recommendation, Rejection, WorkloadSpec
 from app.db.engine import Database
 from app.recommender import recommend
-from tests.factories import Api
-from tests.recommender.lab import LAB, build, cpu_run
+from testkit.factories import Api
+from testkit.lab import LAB, build, cpu_run
 
 EXAMPLES = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 PRECISIONS = ["fp32", "bf16", "fp16", "tf32", "int8"]

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.catalog.public import shipped
-from tests.factories import Api
+from app.catalog.published import shipped
+from testkit.factories import Api
 
 CSV = """hardware_id,hardware_name,workload,runtime,precision,batch_size,devices,throughput_samples_per_s,mean_power_w
 l40s,Vendor X L40S box,resnet50/infer,tensorrt,int8,64,2,24000,640

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from app.recommender.power import CAP_EXPONENT
-from tests.factories import Api
-from tests.recommender.lab import build, cpu_run
+from testkit.factories import Api
+from testkit.lab import build, cpu_run
 
 
 def ask(api: Api, **spec: Any) -> dict[str, Any]:

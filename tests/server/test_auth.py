@@ -9,7 +9,7 @@ from app.contracts import TokenKind
 from app.db import tokens
 from app.db.engine import Database
 from app.db.models import Run, TokenRow, utcnow
-from tests.factories import Api, machine_spec, run_report
+from testkit.factories import Api, machine_spec, run_report
 
 
 def test_missing_token_is_401_with_a_hint(api: Api) -> None:

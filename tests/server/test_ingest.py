@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from app.db.engine import Database
 from app.db.models import ResultRow, Run, SpecSnapshot
-from tests.factories import Api, result, run_report
+from testkit.factories import Api, result, run_report
 
 
 def _count(db: Database, model: type) -> int:
@@ -114,7 +114,7 @@ def test_too_many_results_in_one_run_is_413(api: Api, settings, db: Database) ->
 
 
 def test_same_spec_keeps_one_snapshot_and_a_changed_spec_adds_one(api: Api, db: Database) -> None:
-    from tests.factories import machine_spec
+    from testkit.factories import machine_spec
 
     spec = machine_spec()
     _machine, token = api.enroll(spec)

@@ -8,7 +8,7 @@ from sqlalchemy import update
 
 from app.db.engine import Database
 from app.db.models import JobRow, utcnow
-from tests.factories import Api, machine_spec
+from testkit.factories import Api, machine_spec
 
 SUITE = 'name = "tiny"\n[[grid]]\nworkloads = ["gemm_1024"]\n'
 

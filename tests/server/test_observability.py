@@ -5,7 +5,7 @@ import json
 import logging
 
 from app.server.observability import JsonFormatter, RequestIdFilter
-from tests.factories import Api, run_report
+from testkit.factories import Api, run_report
 
 
 def test_every_answer_carries_a_request_id_and_problems_repeat_it(api: Api) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import csv
 import io
 
-from tests.factories import Api, machine_spec, result, run_report
+from testkit.factories import Api, machine_spec, result, run_report
 
 
 def _seed(api: Api) -> tuple[str, str]:

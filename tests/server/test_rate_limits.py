@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.db.engine import Database
 from app.server.app import create_app
+from testkit.factories import machine_spec
 from tests.conftest import ADMIN_TOKEN
-from tests.factories import machine_spec
 
 
 @contextmanager

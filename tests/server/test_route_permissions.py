@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from app.server.app import create_app
-from tests.factories import Api
+from testkit.factories import Api
 
 ADMIN, READONLY, MACHINE, ENROLLMENT, ANYONE = "admin", "readonly", "machine", "enrollment", "anyone"
 READERS = {ADMIN, READONLY}
@@ -39,6 +39,7 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("POST", "/api/v1/recommendations"): READERS,
     ("POST", "/api/v1/predictions"): READERS,
     ("GET", "/api/v1/catalog"): READERS,
+    ("GET", "/api/v1/catalog/match"): READERS,
     ("GET", "/api/v1/catalog/{catalog_id}"): READERS,
     ("PUT", "/api/v1/catalog/{catalog_id}"): {ADMIN},
     ("DELETE", "/api/v1/catalog/{catalog_id}/overrides"): {ADMIN},

@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from testkit.factories import machine_spec, result, run_report
+from testkit.processes import ADMIN, server_process
 from tests.conftest import BACKENDS, ScratchDatabases
-from tests.factories import machine_spec, result, run_report
-from tests.processes import ADMIN, server_process
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ServerProcess
+from testkit.processes import ServerProcess
 
 
 def test_metrics_sum_every_worker(database_url: str, tmp_path: Path) -> None:

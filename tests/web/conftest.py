@@ -12,19 +12,16 @@ import pytest
 
 from app.db import migrate
 from app.web import VENDOR_CHART
-from tests.factories import Api
-from tests.processes import ADMIN, ServerProcess
-from tests.recommender.lab import build, cpu_run
+from testkit.browser import chromium_installed, launch
+from testkit.factories import Api
+from testkit.lab import build, cpu_run
+from testkit.processes import ADMIN, ServerProcess
 
-CHROMIUM = os.environ.get("HWADVISOR_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
 
 
 def _browser_or_skip() -> None:
-    missing = [
-        what for what, ok in (("Chromium", Path(CHROMIUM).exists()), ("Chart.js", VENDOR_CHART.exists())) if not ok
-    ]
+    missing = [what for what, ok in (("Chromium", chromium_installed()), ("Chart.js", VENDOR_CHART.exists())) if not ok]
     if missing:
         message = f"dashboard tests need {' and '.join(missing)} (apt-get install chromium; ./scripts/setup)"
         if os.environ.get("HWADVISOR_REQUIRE_BROWSER"):
@@ -55,10 +52,7 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-        )
+        instance = launch(playwright)
         try:
             yield instance
         finally:

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
-from tests.factories import Api, result, run_report
-from tests.processes import ADMIN, ServerProcess
-from tests.recommender.lab import cpu_machine, measured
+from testkit.factories import Api, result, run_report
+from testkit.lab import cpu_machine, measured
+from testkit.processes import ADMIN, ServerProcess
 
 NOT_MEASURED = (
     "throughput_samples_per_s",

@@ -7,7 +7,7 @@ import re
 
 from app import plugins, web
 from app.contracts import BUILT_IN_SUITES, Precision, Task
-from tests.factories import Api
+from testkit.factories import Api
 
 ROW_KEYS = {"name", "description", "tasks", "precisions", "needs", "available", "reason", "details"}
 

@@ -10,7 +10,7 @@ from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
 from app.registry import Need
 
-ONNXRUNTIME = Need("onnxruntime", "onnxruntime")
+ONNXRUNTIME = Need("onnxruntime", "onnxruntime", alternatives=("onnxruntime-gpu",))
 
 
 @runtimes.register

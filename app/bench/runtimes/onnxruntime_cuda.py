@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.bench.runtimes.base import RuntimeInfo, runtimes
 from app.bench.runtimes.onnxruntime_cpu import OnnxRuntime
 from app.contracts import Task
+from app.registry import Need
 
 
 @runtimes.register
@@ -14,7 +15,10 @@ class OnnxRuntimeCuda(OnnxRuntime):
         description="ONNX Runtime, CUDA execution provider (onnxruntime-gpu); inputs fed from host memory",
         tasks=(Task.infer.value,),
         precisions=("fp32",),
-        needs=OnnxRuntime.info.needs,
+        needs=(
+            Need("onnxruntime", "onnxruntime-gpu", install="pip install onnxruntime-gpu (in place of onnxruntime)"),
+            Need("onnx", "onnx"),
+        ),
         devices=("cuda",),
     )
     provider = "CUDAExecutionProvider"

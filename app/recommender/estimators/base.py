@@ -1,5 +1,5 @@
 """What every estimator shares: the config estimated, the evidence indexed for it, the registry,
-and ``estimate``, which tries the estimators in their ``order`` (details of their PluginInfo).
+and ``estimate``, which tries the estimators in their ``order`` (their EstimatorInfo).
 
 An estimator later in the order runs only when the ones before it had nothing, so a measurement is
 never replaced by an interpolation or a prediction.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.contracts import DeviceKind, PowerBasis, Precision
 from app.recommender.evidence import LAB, Hardware, Point
@@ -96,14 +96,23 @@ def config_at(point: Point) -> Config:
 
 
 class Estimator(ABC):
-    """One way to estimate a config on a piece of hardware; ``info.details['order']`` says when it is tried."""
+    """One way to estimate a config on a piece of hardware; ``info.order`` says when it is tried."""
 
-    info: ClassVar[PluginInfo]
+    info: ClassVar[EstimatorInfo]
 
     @staticmethod
     @abstractmethod
     def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
         """The estimate, or None when this estimator has nothing to go on."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EstimatorInfo(PluginInfo):
+    order: int
+    """Tried in this order, lowest first; a later one runs only where the earlier ones had nothing."""
+
+    def details(self) -> dict[str, Any]:
+        return {"order": self.order}
 
 
 estimators: Registry[type[Estimator]] = Registry("estimator", package="app.recommender.estimators")
@@ -113,7 +122,7 @@ _ordered: list[type[Estimator]] = []
 def ordered() -> list[type[Estimator]]:
     """The estimators by their order, lowest first (read once: ``estimate`` runs per config per device)."""
     if not _ordered:
-        _ordered.extend(sorted((e.plugin for e in estimators), key=lambda p: int(p.info.details["order"])))
+        _ordered.extend(sorted((e.plugin for e in estimators), key=lambda p: p.info.order))
     return _ordered
 
 

@@ -6,6 +6,7 @@ from app.contracts import EstimateKind, PowerBasis, ReasonCode
 from app.recommender.estimators.base import (
     Config,
     Estimator,
+    EstimatorInfo,
     Evidence,
     batch_time_ms,
     config_at,
@@ -16,7 +17,6 @@ from app.recommender.evidence import LAB, Hardware, Point
 from app.recommender.guess import Guess
 from app.recommender.interpolate import interpolate
 from app.recommender.reasons import Why, power_why
-from app.registry import PluginInfo
 
 # No band narrower than this, and a quarter of the gap between the two measured neighbours (a
 # straight line in log batch is rarely off by more on a saturating curve).
@@ -26,10 +26,10 @@ GAP_SHARE = 0.25
 
 @estimators.register
 class Interpolated(Estimator):
-    info = PluginInfo(
+    info = EstimatorInfo(
         name="interpolated",
         description="Between two measured points of the same device's curve (batch size or threads), never beyond.",
-        details={"order": 2},
+        order=2,
     )
 
     @staticmethod

@@ -6,6 +6,7 @@ from app.contracts import EstimateKind, PowerBasis, ReasonCode
 from app.recommender.estimators.base import (
     Config,
     Estimator,
+    EstimatorInfo,
     Evidence,
     batch_time_ms,
     estimators,
@@ -15,17 +16,16 @@ from app.recommender.estimators.base import (
 from app.recommender.evidence import LAB, Hardware, Point
 from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
-from app.registry import PluginInfo
 
 MEASURED_FLOOR_PCT = 1.0
 
 
 @estimators.register
 class Measured(Estimator):
-    info = PluginInfo(
+    info = EstimatorInfo(
         name="measured",
         description="The config was measured on this hardware: the median of its measurements, their 95% CI.",
-        details={"order": 1},
+        order=1,
     )
 
     @staticmethod

@@ -9,6 +9,7 @@ from app.contracts import DeviceKind, EstimateKind, PowerBasis, ReasonCode
 from app.recommender.estimators.base import (
     Config,
     Estimator,
+    EstimatorInfo,
     Evidence,
     batch_time_ms,
     config_at,
@@ -20,7 +21,6 @@ from app.recommender.guess import Guess
 from app.recommender.interpolate import interpolate
 from app.recommender.reasons import Why, power_why
 from app.recommender.scaling import Reference, transfer
-from app.registry import PluginInfo
 
 
 def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[Point]:
@@ -80,10 +80,10 @@ def _at_batch(curve: list[Point], batch: int) -> Point | None:
 
 @estimators.register
 class Predicted(Estimator):
-    info = PluginInfo(
+    info = EstimatorInfo(
         name="predicted",
         description="Roofline scaling from the parts that measured it, the compute/memory split learned by NNLS.",
-        details={"order": 3},
+        order=3,
     )
 
     @staticmethod

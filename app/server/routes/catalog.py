@@ -6,9 +6,11 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Path, Query
 
-from app.catalog import CatalogHardware, store
-from app.catalog import public as public_results
+from app.catalog import CatalogHardware
+from app.catalog.published import parse_csv
 from app.contracts import CatalogPatch, PublicImportReport, PublicResult
+from app.contracts.catalog import CatalogMatch
+from app.db import catalog
 from app.server.deps import Admin, DatabaseDep, Reader
 
 router = APIRouter(tags=["catalog"])
@@ -18,13 +20,27 @@ Source = Annotated[str, Query(pattern=r"^public:[a-z0-9][a-z0-9_.\-]{0,60}$")]
 @router.get("/catalog")
 def list_catalog(_reader: Reader, db: DatabaseDep, kind: Literal["gpu", "cpu"] | None = None) -> list[CatalogHardware]:
     with db.reading() as session:
-        return [e for e in store.entries(session).values() if kind is None or e.kind == kind]
+        return [e for e in catalog.entries(session).values() if kind is None or e.kind == kind]
+
+
+@router.get("/catalog/match")
+def match_catalog_name(
+    _reader: Reader,
+    db: DatabaseDep,
+    name: Annotated[str, Query(min_length=1, max_length=200, description="A GPU's driver name or a CPU's model name.")],
+    kind: Literal["gpu", "cpu"] | None = None,
+) -> CatalogMatch:
+    """What a device name matches in the lab's catalog (the shipped entries with the lab's own entries
+    and aliases on top), and why; the same matching the server applies when a machine reports its spec.
+    Without ``kind``, the name is tried as a GPU driver name, then as a CPU model name."""
+    with db.reading() as session:
+        return catalog.match(session, name, kind)
 
 
 @router.get("/catalog/{catalog_id}")
 def get_catalog_entry(catalog_id: str, _reader: Reader, db: DatabaseDep) -> CatalogHardware:
     with db.reading() as session:
-        return store.entry(session, catalog_id)
+        return catalog.entry(session, catalog_id)
 
 
 @router.put("/catalog/{catalog_id}")
@@ -35,16 +51,17 @@ def put_catalog_entry(
     db: DatabaseDep,
 ) -> CatalogHardware:
     """Override fields of a shipped entry (e.g. your own price quote), or add hardware the catalog lacks
-    (kind, vendor and name needed). The entry's ``sources`` says which figures are yours."""
+    (kind, vendor and name needed). The entry's ``sources`` says which figures are yours. ``aliases``
+    names devices that are this entry: machines reporting one match it from their next new spec."""
     with db.writing() as session:
-        return store.apply(session, catalog_id, patch)
+        return catalog.apply(session, catalog_id, patch)
 
 
 @router.delete("/catalog/{catalog_id}/overrides", status_code=204)
 def reset_catalog_entry(catalog_id: str, _admin: Admin, db: DatabaseDep) -> None:
     """Drop the lab's changes: a shipped entry is as shipped again; the lab's own entry is removed."""
     with db.writing() as session:
-        store.reset(session, catalog_id)
+        catalog.reset(session, catalog_id)
 
 
 @router.get("/public-results")
@@ -56,9 +73,7 @@ def list_public_results(
 ) -> list[PublicResult]:
     """Results others published (shipped: public:lambda-2024, public:openvino-2024.1; and imported ones)."""
     with db.reading() as session:
-        return [
-            r for r in public_results.all_results(session, workload=workload) if source is None or r.source == source
-        ]
+        return [r for r in catalog.all_results(session, workload=workload) if source is None or r.source == source]
 
 
 @router.post("/public-results", status_code=201, openapi_extra={"requestBody": {"content": {"text/csv": {}}}})
@@ -70,9 +85,9 @@ def import_public_results(
 ) -> PublicImportReport:
     """Import a CSV of published results (columns: PublicResult's fields). ``source`` fills a missing
     source column. One bad row rejects the whole file, with its line number."""
-    rows = public_results.parse_csv(csv_text, source=source)
+    rows = parse_csv(csv_text, source=source)
     with db.writing() as session:
-        count = public_results.store(session, rows)
+        count = catalog.store_public(session, rows)
     sources = sorted({r.source for r in rows})
     return PublicImportReport(imported=count, source=", ".join(sources))
 
@@ -81,4 +96,4 @@ def import_public_results(
 def delete_public_results(source: Source, _admin: Admin, db: DatabaseDep) -> None:
     """Remove every imported result of one source (the shipped ones stay)."""
     with db.writing() as session:
-        public_results.delete_source(session, source)
+        catalog.delete_source(session, source)

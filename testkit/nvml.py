@@ -1,4 +1,4 @@
-"""NVML as a real H100 answered it, replayed for the GPU probe (see fixtures/machines/h100/probe.json).
+"""NVML as a real H100 answered it, replayed for the GPU probe (see tests/fixtures/machines/h100/probe.json).
 
 This stands in for the NVIDIA driver library only, which this machine has not got; the probe code
 under test is the real one. Readings a replay has no value for raise NOT_SUPPORTED, as NVML does.

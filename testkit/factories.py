@@ -6,7 +6,6 @@ import functools
 import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,9 +13,9 @@ import httpx
 from app.contracts import MachineSpec, Result, RunReport
 from app.probes import probe_machine
 from app.probes.sources import FixtureSources
-from tests.fakes.nvml import ReplayNvml
+from testkit import MACHINES
+from testkit.nvml import ReplayNvml
 
-MACHINES = Path(__file__).parent / "fixtures" / "machines"
 H100 = MACHINES / "h100"
 H100_SM_COUNT = 132
 
@@ -82,11 +81,9 @@ def run_report(spec: MachineSpec | None = None, *, results: list[Result] | None 
 class Api:
     """Calls on the app as an admin, an agent or a procurement tool would make them."""
 
-    def __init__(self, client: Any, admin_token: str | None = None) -> None:
-        from tests.conftest import ADMIN_TOKEN
-
+    def __init__(self, client: Any, admin_token: str) -> None:
         self.client = client
-        self.admin_token = admin_token or ADMIN_TOKEN
+        self.admin_token = admin_token
 
     @staticmethod
     def bearer(token: str) -> dict[str, str]:

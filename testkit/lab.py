@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from app.contracts import Device, MachineSpec
-from tests.factories import Api, h100_spec, machine_spec, result, run_report
+from testkit.factories import Api, h100_spec, machine_spec, result, run_report
 
 GPU_NAMES = {
     "h100-sxm5-80gb": "NVIDIA H100 80GB HBM3",

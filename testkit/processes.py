@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+from testkit import ROOT
+
 ADMIN = "process-admin-token-0123456789"
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 

@@ -1,23 +1,20 @@
 """Results others published: shipped with the package (Lambda 2024, OpenVINO) or imported as CSV.
 
 They are never mixed with the lab's own measurements: each keeps its ``source`` ('public:...'),
-and the recommender says which source every figure came from.
+and the recommender says which source every figure came from. Storing and reading the imported
+ones is app/db/catalog.py's.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 
 from pydantic import ValidationError
-from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
 
 from app.contracts import PublicResult
-from app.db.models import PublicResultRow
 from app.errors import InvalidInput
 
 COLUMNS = tuple(PublicResult.model_fields)
@@ -59,32 +56,3 @@ def parse_csv(text: str, *, source: str | None = None) -> list[PublicResult]:
             where = ".".join(str(p) for p in first["loc"])
             raise InvalidInput(f"line {line}: {where}: {first['msg']}") from exc
     return rows
-
-
-def store(session: Session, rows: Iterable[PublicResult]) -> int:
-    count = 0
-    for row in rows:
-        session.add(PublicResultRow(**row.model_dump()))
-        count += 1
-    session.flush()
-    return count
-
-
-def imported(session: Session, *, workload: str | None = None) -> list[PublicResult]:
-    query = select(PublicResultRow).order_by(PublicResultRow.id)
-    if workload is not None:
-        query = query.where(PublicResultRow.workload == workload)
-    return [
-        PublicResult.model_validate({name: getattr(row, name) for name in COLUMNS}) for row in session.scalars(query)
-    ]
-
-
-def all_results(session: Session, *, workload: str | None = None) -> list[PublicResult]:
-    """The shipped results, then the imported ones."""
-    ours = [r for r in shipped() if workload is None or r.workload == workload]
-    return ours + imported(session, workload=workload)
-
-
-def delete_source(session: Session, source: str) -> None:
-    """Remove every imported result of one source, in one statement."""
-    session.execute(delete(PublicResultRow).where(PublicResultRow.source == source))

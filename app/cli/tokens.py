@@ -1,0 +1,97 @@
+"""`hwadvisor token ...`: enrollment tokens, read-only API keys, the admin token."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from app.cli.common import database_url
+from app.contracts import TokenKind
+from app.errors import HwadvisorError
+
+if TYPE_CHECKING:
+    from app.db.models import TokenRow
+
+group = typer.Typer(no_args_is_help=True, help="Enrollment tokens, read-only API keys, the admin token.")
+
+
+@group.command("create")
+def create(
+    kind: Annotated[str, typer.Argument(help="enrollment or readonly")],
+    note: str = "",
+    max_uses: Annotated[int | None, typer.Option(min=1, help="Enrollment tokens: uses allowed.")] = None,
+    expires_in_hours: Annotated[float | None, typer.Option(min=0.01)] = None,
+) -> None:
+    """Issue a token and print its secret once."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    if kind not in (TokenKind.enrollment.value, TokenKind.readonly.value):
+        raise HwadvisorError(f"cannot create a {kind!r} token", hint="choose enrollment or readonly")
+    db = Database(database_url())
+    with db.writing() as session:
+        _row, secret = tokens.issue(
+            session,
+            kind=TokenKind(kind),
+            note=note,
+            max_uses=max_uses,
+            expires_in=timedelta(hours=expires_in_hours) if expires_in_hours else None,
+        )
+    typer.echo(secret)
+
+
+@group.command("list")
+def list_() -> None:
+    """List tokens (never their secrets)."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    with Database(database_url()).reading() as session:
+        for row in tokens.list_tokens(session):
+            typer.echo(f"{row.id}  {row.kind:<10} {_state(row):<8} {_uses(row):<10} {row.note}".rstrip())
+
+
+@group.command("revoke")
+def revoke(token_id: str) -> None:
+    """Revoke a token by its id."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    with Database(database_url()).writing() as session:
+        tokens.revoke(session, token_id)
+    typer.echo(f"revoked {token_id}")
+
+
+@group.command("rotate-admin")
+def rotate_admin() -> None:
+    """Revoke every stored admin token and print a new one."""
+    from app.db import tokens
+    from app.db.engine import Database
+
+    with Database(database_url()).writing() as session:
+        for row in tokens.list_tokens(session, kind=TokenKind.admin):
+            tokens.revoke(session, row.id)
+        _row, secret = tokens.issue(session, kind=TokenKind.admin, note="rotated")
+    typer.echo(secret)
+
+
+def _state(row: TokenRow) -> str:
+    """Whether the token still works, and if not, why (the order authentication checks them in)."""
+    from app.db.models import utcnow
+
+    if row.revoked_at is not None:
+        return "revoked"
+    if row.expires_at is not None and row.expires_at <= utcnow():
+        return "expired"
+    if row.max_uses is not None and row.uses >= row.max_uses:
+        return "used up"
+    return "active"
+
+
+def _uses(row: TokenRow) -> str:
+    """Uses are counted for enrollment tokens only (each enrols a machine); elsewhere a count would read 0."""
+    if row.kind != TokenKind.enrollment.value:
+        return ""
+    return f"uses={row.uses}" if row.max_uses is None else f"uses={row.uses}/{row.max_uses}"

@@ -1,0 +1,159 @@
+"""The lab's catalog: its entries and overrides, the results it imported, and matching device names
+against the shipped catalog with the lab's entries and aliases on top.
+
+app/catalog holds the data and the pure parts (loading, layering, matching); this module reads
+and writes the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from app.catalog import CatalogHardware, Matcher, is_generic_cpu_name, load
+from app.catalog.lab import LabChange, layer
+from app.catalog.published import shipped
+from app.contracts import CatalogPatch, Device, DeviceKind, MachineSpec, PublicResult
+from app.contracts.catalog import CatalogMatch
+from app.db.models import CatalogEntry, PublicResultRow, utcnow
+from app.errors import InvalidInput, NotFoundError
+
+RESERVED_IDS = frozenset({"match"})
+"""Ids a route path already uses (GET /api/v1/catalog/match)."""
+
+
+def entries(session: Session) -> dict[str, CatalogHardware]:
+    """Every entry by id, the lab's changes applied."""
+    rows = session.scalars(select(CatalogEntry).order_by(CatalogEntry.id))
+    return layer(load(), (LabChange.model_validate(row) for row in rows))
+
+
+def entry(session: Session, catalog_id: str) -> CatalogHardware:
+    found = entries(session).get(catalog_id)
+    if found is None:
+        raise NotFoundError(f"no catalog entry {catalog_id!r}", hint="GET /api/v1/catalog lists them")
+    return found
+
+
+def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHardware:
+    """Override fields of a shipped entry, or add (or change) the lab's own entry."""
+    if catalog_id in RESERVED_IDS:
+        raise InvalidInput(f"{catalog_id!r} cannot be a catalog id", hint="the API uses that path for something else")
+    changes = patch.model_dump(exclude_unset=True)
+    base = next((e for e in load() if e.id == catalog_id), None)  # the shipped entry, if there is one
+    row = session.get(CatalogEntry, catalog_id)
+    if row is None:
+        if base is None:
+            missing = [f for f in ("kind", "vendor", "name") if not changes.get(f)]
+            if missing:
+                raise InvalidInput(
+                    f"a new catalog entry needs {', '.join(missing)}",
+                    hint="give kind ('gpu' or 'cpu'), vendor and name with the figures you know",
+                )
+        row = CatalogEntry(
+            id=catalog_id,
+            kind=changes.get("kind") or (base.kind if base else "gpu"),
+            vendor=changes.get("vendor") or (base.vendor if base else ""),
+            name=changes.get("name") or (base.name if base else catalog_id),
+            specs={} if base else {"id": catalog_id},
+            overrides={},
+            source="user",
+        )
+        session.add(row)
+    if base is not None:
+        row.overrides = {**row.overrides, **changes}
+    else:
+        row.specs = {**row.specs, **{k: v for k, v in changes.items() if k != "note"}, "id": catalog_id}
+        row.overrides = {"note": changes["note"]} if "note" in changes else dict(row.overrides)
+        row.kind, row.vendor, row.name = row.specs["kind"], row.specs["vendor"], row.specs["name"]
+    row.updated_at = utcnow()
+    session.flush()
+    merged = entries(session)
+    _check_aliases(merged, merged[catalog_id], changes.get("aliases") or [])
+    return merged[catalog_id]
+
+
+def _check_aliases(merged: dict[str, CatalogHardware], changed: CatalogHardware, aliases: Iterable[str]) -> None:
+    """Each alias the lab gives must then match this entry and nothing else (the caller's
+    transaction rolls back otherwise)."""
+    matcher = Matcher(merged.values())
+    for alias in aliases:
+        if changed.kind == "cpu" and is_generic_cpu_name(alias):
+            raise InvalidInput(
+                f"{alias!r} is a generic CPU name a hypervisor reports for many parts",
+                hint="it cannot identify one catalog entry",
+            )
+        found = matcher.device(changed.kind, alias)
+        if found.catalog_id != changed.id:
+            raise InvalidInput(f"the alias {alias!r} would not match {changed.id}: {found.note}")
+
+
+def reset(session: Session, catalog_id: str) -> None:
+    """Drop the lab's changes: a shipped entry is as shipped again, the lab's own entry is gone."""
+    row = session.get(CatalogEntry, catalog_id)
+    if row is None:
+        raise NotFoundError(f"the lab has not changed catalog entry {catalog_id!r}")
+    session.delete(row)
+
+
+def matcher(session: Session) -> Matcher:
+    """A matcher over the shipped catalog with the lab's entries and aliases on top."""
+    return Matcher(entries(session).values())
+
+
+def match(session: Session, name: str, kind: Literal["gpu", "cpu"] | None = None) -> CatalogMatch:
+    """What a device name matches in the lab's catalog, and why (GET /api/v1/catalog/match, and
+    ``hwadvisor catalog match NAME``). Without ``kind``, a GPU driver name is tried first."""
+    lab = matcher(session)
+    if kind is None:
+        kind, found = lab.any(name)
+    else:
+        found = lab.device(kind, name)
+    return CatalogMatch(name=name, kind=kind, catalog_id=found.catalog_id, code=found.code, note=found.note)
+
+
+def match_devices(session: Session, spec: MachineSpec) -> MachineSpec:
+    """The spec with each device's catalog_id and catalog_note as the server's catalog decides.
+
+    The server's answer wins: a device keeps a match only if the server finds one (the agent's
+    catalog may be older, or lack the lab's entries), and one it cannot match keeps the reason."""
+    lab = matcher(session)
+    devices: list[Device] = []
+    for device in spec.devices:
+        found = lab.device("cpu" if device.kind is DeviceKind.cpu else "gpu", device.name)
+        note = found.note
+        if found.catalog_id is None and device.catalog_id is not None:
+            note += f" (the agent's catalog said {device.catalog_id})"
+        devices.append(device.model_copy(update={"catalog_id": found.catalog_id, "catalog_note": note}))
+    return spec.model_copy(update={"devices": devices})
+
+
+def store_public(session: Session, rows: Iterable[PublicResult]) -> int:
+    """Keep imported published results (already checked by app.catalog.published.parse_csv)."""
+    count = 0
+    for row in rows:
+        session.add(PublicResultRow(**row.model_dump()))
+        count += 1
+    session.flush()
+    return count
+
+
+def imported(session: Session, *, workload: str | None = None) -> list[PublicResult]:
+    query = select(PublicResultRow).order_by(PublicResultRow.id)
+    if workload is not None:
+        query = query.where(PublicResultRow.workload == workload)
+    return [PublicResult.model_validate(row, from_attributes=True) for row in session.scalars(query)]
+
+
+def all_results(session: Session, *, workload: str | None = None) -> list[PublicResult]:
+    """The shipped results, then the imported ones."""
+    ours = [r for r in shipped() if workload is None or r.workload == workload]
+    return ours + imported(session, workload=workload)
+
+
+def delete_source(session: Session, source: str) -> None:
+    """Remove every imported result of one source, in one statement."""
+    session.execute(delete(PublicResultRow).where(PublicResultRow.source == source))
