@@ -1,10 +1,10 @@
 # syntax=docker/dockerfile:1
 # hwadvisor: server and CPU agent in one image. GPU agents: see docs/DEPLOY.md.
 
-# The dashboard's one front-end library, from the npm registry, pinned by web/package-lock.json.
+# The dashboard's one front-end library, from the npm registry, pinned by app/web/package-lock.json.
 FROM node:20-slim AS web
 WORKDIR /web
-COPY web/package.json web/package-lock.json ./
+COPY app/web/package.json app/web/package-lock.json ./
 RUN npm ci --no-audit --no-fund
 
 FROM python:3.11-slim AS build

@@ -19,7 +19,7 @@ from app.db.engine import Database
 from app.server import errors
 from app.server.limits import BodySizeLimit
 from app.server.observability import Metrics, RequestContext, configure_logging
-from app.server.routes import agents, catalog, health, jobs, machines, recommend, results, runs, session
+from app.server.routes import agents, catalog, health, jobs, machines, recommend, registry, results, runs, session
 from app.server.routes import tokens as token_routes
 from app.server.security import SecurityHeaders
 
@@ -56,7 +56,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def api_router() -> APIRouter:
     router = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
-    for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend, session):
+    for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend, session, registry):
         router.include_router(module.router)
     return router
 

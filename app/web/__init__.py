@@ -1,26 +1,54 @@
 """The dashboard: one page and its static files, served by the API server.
 
-The page is a small application in plain JavaScript (app/web/static/app.js) that reads and writes
-through the same REST API as every other client, logged in with the admin token or a read-only key
-(a session cookie). Its one third-party library, Chart.js, comes from the npm registry pinned by
-web/package-lock.json; ./scripts/setup installs it and copies it to static/vendor/.
+The page is plain JavaScript modules (app/web/static: main.js the shell, api.js, dom.js, charts.js,
+one module per page in pages/) that read and write through the same REST API as every other client,
+logged in with the admin token or a read-only key (a session cookie); no build step. A page is a
+plug-in: one file in static/pages/, listed by ``pages()`` for ``GET /api/v1/registry``, from which the
+shell learns what to import. The one third-party library, Chart.js, comes from the npm registry pinned
+by app/web/package-lock.json; ./scripts/setup installs it and copies it to static/vendor/.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 STATIC = Path(__file__).parent / "static"
+PAGES = STATIC / "pages"
 VENDOR_CHART = STATIC / "vendor" / "chart.umd.min.js"
 router = APIRouter(include_in_schema=False)
 
 MISSING_VENDOR = """<!doctype html><meta charset="utf-8"><title>hwadvisor</title>
 <p>The dashboard's chart library is not installed. Run <code>./scripts/setup</code> (it runs
-<code>npm ci</code> in <code>web/</code> and copies Chart.js into <code>app/web/static/vendor/</code>).</p>"""
+<code>npm ci</code> in <code>app/web/</code> and copies Chart.js into <code>app/web/static/vendor/</code>).</p>"""
+
+
+def pages() -> list[dict[str, Any]]:
+    """The dashboard's pages as registry rows: one per module in static/pages/, named by its file.
+
+    The description is the module's opening ``//`` comment line; a page has no tasks, precisions or
+    needs, and is always available (its title and place in the menu are the module's own metadata).
+    """
+    rows = []
+    for path in sorted(PAGES.glob("*.js")):
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+        rows.append(
+            {
+                "name": path.stem,
+                "description": first[2:].strip() if first.startswith("//") else "",
+                "tasks": [],
+                "precisions": [],
+                "needs": [],
+                "available": True,
+                "reason": None,
+                "details": {},
+            }
+        )
+    return rows
 
 
 @router.get("/", response_model=None)

@@ -49,6 +49,7 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("POST", "/api/v1/session"): {ANYONE},
     ("GET", "/api/v1/session"): {ANYONE},
     ("DELETE", "/api/v1/session"): READERS,
+    ("GET", "/api/v1/registry"): READERS,
 }
 
 

@@ -1,6 +1,7 @@
 """The dashboard in real headless Chromium against a real server process: log in, the fleet, a
 machine's charts drawn, the recommend form answered, a job scheduled and cancelled, the catalog
-edited; read-only keys see but cannot change; screenshots of every page in artifacts/dashboard/."""
+edited; read-only keys see but cannot change; the menu and the forms' choices read from the registry;
+screenshots of every page in artifacts/dashboard/."""
 
 from __future__ import annotations
 
@@ -10,7 +11,25 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
+from testkit.factories import Api, result, run_report
+from testkit.lab import cpu_machine, measured
 from testkit.processes import ADMIN, ServerProcess
+
+NOT_MEASURED = (
+    "throughput_samples_per_s",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+    "latency_ci95_low_ms",
+    "latency_ci95_high_ms",
+    "cv",
+    "iterations",
+    "stable",
+    "peak_memory_mb",
+    "mean_power_w",
+    "energy_per_sample_j",
+)
 
 
 def open_page(browser: Any, server: ServerProcess, token: str = ADMIN) -> Any:
@@ -162,3 +181,77 @@ def test_the_page_carries_security_headers_and_refuses_machine_tokens(server: Se
     assert login.status_code == 403 and "cannot open the dashboard" in login.json()["detail"]
     bad = httpx.post(f"{server.url}/api/v1/session", json={"token": "hwa_admin_nope.nope"})
     assert bad.status_code == 401 and "hwa_session" not in bad.headers.get("set-cookie", "")
+
+
+def test_a_wrong_token_at_the_login_says_so_on_the_form(browser: Any, server: ServerProcess) -> None:
+    page = browser.new_page()
+    crashes: list[str] = []
+    page.on("pageerror", lambda error: crashes.append(str(error)))
+    page.goto(server.url + "/")
+    page.fill("#token", "hwa_admin_nope.nope")
+    page.click("#login button[type=submit]")
+    expect(page.locator("#login-error")).not_to_have_text("")
+    assert page.input_value("#token") == "hwa_admin_nope.nope", "the form was replaced: the message went nowhere"
+    assert crashes == []
+
+
+def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: ServerProcess) -> None:
+    registry = httpx.get(f"{server.url}/api/v1/registry", headers={"Authorization": f"Bearer {ADMIN}"}).json()
+    page = open_page(browser, server)
+    menu = [a.get_attribute("data-page") for a in page.locator("#nav a").all()]
+    # in each page's own order; the machine page has none: it is reached by links
+    assert menu == ["fleet", "compare", "recommend", "jobs", "catalog"]
+    assert {row["name"] for row in registry["families"]["page"]} == {*menu, "machine"}
+
+    page.click("#nav a[data-page=recommend]")
+    wait_ready(page, "recommend")
+    offered = page.locator("#recommend-form select[name=workload] option").all_inner_texts()
+    assert {row["name"] for row in registry["families"]["workload"]} <= set(offered)
+    assert "gnmt" in offered  # only published results cover it, and the recommender answers for it
+    objectives = page.locator("#recommend-form select[name=objective] option").evaluate_all(
+        "(options) => options.map((o) => o.value)"
+    )
+    assert objectives == [row["name"] for row in registry["families"]["objective"]]
+    boxes = page.locator("#recommend-form input[name=precision]")
+    precisions = boxes.evaluate_all("(boxes) => boxes.map((b) => b.value)")
+    assert precisions == registry["vocabulary"]["precisions"]
+
+    page.click("#nav a[data-page=jobs]")
+    wait_ready(page, "jobs")
+    assert page.locator("#job-form select[name=suite] option").all_inner_texts() == registry["vocabulary"]["suites"]
+    assert page.errors == []
+
+
+def test_the_machine_page_says_why_there_is_no_scaling_chart_and_counts_as_its_pager(
+    browser: Any, server: ServerProcess
+) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        api = Api(client, ADMIN)
+        spec = cpu_machine("node-cpu-one-count")
+        machine_id, token = api.enroll(spec)
+        cpu = {"device": "cpu", "runtime": "onnxruntime-cpu", "precision": "fp32", "threads": 2}
+        failed = {key: None for key in NOT_MEASURED} | {"power_source": "none"}
+        results = [
+            measured(8, 30, 90, **cpu, power_source="rapl"),
+            result(**cpu, **failed, batch_size=512, status="oom", reason="out of memory at batch 512"),
+        ]
+        assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+
+    page = open_page(browser, server)
+    page.goto(f"{server.url}/#/machine/{machine_id}")
+    wait_ready(page, "machine")
+    assert "Measured at 2 threads only" in page.inner_text("#chart-threads")
+    assert page.locator("#chart-threads canvas").count() == 0
+    assert page.inner_text("#results-heading") == "Results (2)"
+    assert page.inner_text("#results .pager span") == "1\N{EN DASH}2 of 2"
+    page.select_option("#results select[name=precision]", "fp32")
+    page.fill("#results input[name=runtime]", "torch-eager")
+    page.press("#results input[name=runtime]", "Enter")
+    expect(page.locator("#results-heading")).to_have_text("Results (0)")
+    assert page.inner_text("#results .pager span") == "none"
+    page.fill("#results input[name=runtime]", "")
+    page.press("#results input[name=runtime]", "Enter")
+    expect(page.locator("#results-heading")).to_have_text("Results (2)")
+    ok_row = page.locator("#results tbody tr", has_text="onnxruntime-cpu").filter(has_not_text="oom")
+    assert ok_row.locator("td").nth(7).inner_text() == "30 samples/s"  # the throughput column carries its unit
+    assert page.errors == []
