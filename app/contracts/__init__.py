@@ -83,6 +83,7 @@ from app.contracts.recommend import (
     Scope,
     WorkloadSpec,
 )
+from app.contracts.registry import PluginRow, RegistryRead, Vocabulary
 from app.contracts.results import Result, ResultRead, RunRead, RunReport, workload_label
 from app.contracts.suites import GridSpec, MeasureSpec, SuiteSpec, ThreadSpec
 
@@ -129,6 +130,7 @@ __all__ = [
     "NvidiaInfo",
     "Page",
     "Peak",
+    "PluginRow",
     "Positive",
     "PowerBasis",
     "PowerSensors",
@@ -142,6 +144,7 @@ __all__ = [
     "Reason",
     "ReasonCode",
     "Recommendation",
+    "RegistryRead",
     "Rejection",
     "Result",
     "ResultRead",
@@ -162,6 +165,7 @@ __all__ = [
     "TokenIssued",
     "TokenKind",
     "TokenRead",
+    "Vocabulary",
     "Watts",
     "WorkloadName",
     "WorkloadSpec",
