@@ -1,12 +1,6 @@
 # syntax=docker/dockerfile:1
 # hwadvisor: server and CPU agent in one image. GPU agents: see docs/DEPLOY.md.
 
-# The dashboard's one front-end library, from the npm registry, pinned by app/web/package-lock.json.
-FROM node:20-slim AS web
-WORKDIR /web
-COPY app/web/package.json app/web/package-lock.json ./
-RUN npm ci --no-audit --no-fund
-
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
@@ -17,7 +11,6 @@ WORKDIR /opt/hwadvisor
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY migrations ./migrations
-COPY --from=web /web/node_modules/chart.js/dist/chart.umd.min.js ./app/web/static/vendor/
 # Editable, so that migrations/ (beside the package) is found at run time.
 RUN pip install -e .
 

@@ -35,4 +35,4 @@ def test_hadolint_passes_the_dockerfile() -> None:
     done = subprocess.run([str(hadolint), str(ROOT / "Dockerfile")], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     text = (ROOT / "Dockerfile").read_text()
-    assert "USER 10001" in text and "HEALTHCHECK" in text and text.count("FROM ") == 3  # non-root, multi-stage
+    assert "USER 10001" in text and "HEALTHCHECK" in text and text.count("FROM ") == 2  # non-root, multi-stage
