@@ -21,10 +21,10 @@ from collections import defaultdict
 
 from app.catalog import get
 from app.catalog.published import shipped
-from app.contracts import Precision
+from app.contracts import Precision, Task
 from app.recommender.scaling import Reference, transfer
 
-WORKLOADS = ("resnet50/train", "bert_base_squad/train", "gnmt/train")
+WORKLOADS = ("resnet50", "bert_base_squad", "gnmt")
 SOURCE = "public:lambda-2024"
 
 
@@ -33,7 +33,7 @@ def _columns() -> dict[tuple[str, str], dict[str, Reference]]:
     values: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     precision_of: dict[tuple[str, str, str], Precision] = {}
     for r in shipped():
-        if r.source != SOURCE or r.workload not in WORKLOADS:
+        if r.source != SOURCE or r.workload not in WORKLOADS or r.task is not Task.train:
             continue
         column = "fp16" if r.precision is Precision.fp16 else "fp32"
         values[(r.workload, column)][r.hardware_id].append(r.throughput_samples_per_s)
@@ -80,11 +80,11 @@ def main() -> None:
             errors.append(abs(error))
             truth.append(reference.throughput)
             predicted.append(result.throughput)
-            per_gpu[held][f"{workload.split('/')[0]} {column}"] = f"{error:+.1f}%"
+            per_gpu[held][f"{workload} {column}"] = f"{error:+.1f}%"
         rho = spearman(truth, predicted)
         correlations.append(rho)
         mape = statistics.fmean(abs(p - t) / t * 100 for p, t in zip(predicted, truth, strict=True))
-        print(f"{workload:24} {column}: {len(gpus)} GPUs, mean abs error {mape:5.1f}%, Spearman {rho:.3f}")
+        print(f"{workload + '/train':24} {column}: {len(gpus)} GPUs, mean abs error {mape:5.1f}%, Spearman {rho:.3f}")
     print(
         f"\nall: {len(errors)} predictions, mean abs error {statistics.fmean(errors):.1f}%, "
         f"median {statistics.median(errors):.1f}%, 90th percentile {sorted(errors)[int(0.9 * len(errors))]:.1f}%, "

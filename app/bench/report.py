@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.contracts import Result, ResultStatus
+from app.contracts import Result, ResultStatus, workload_label
 
 HEADER = (
     "workload",
@@ -44,7 +44,14 @@ def _ci_half_width(r: Result) -> str:
 
 
 def _row(r: Result) -> tuple[str, ...]:
-    keys = (r.workload, r.runtime, r.device, r.precision.value, str(r.batch_size), str(r.threads or "-"))
+    keys = (
+        workload_label(r.workload, r.task),
+        r.runtime,
+        r.device,
+        r.precision.value,
+        str(r.batch_size),
+        str(r.threads or "-"),
+    )
     if r.status is not ResultStatus.ok:
         return (*keys, f"{r.status.value}: {r.reason}")
     power = f"{_number(r.mean_power_w)} {r.power_source.value}" if r.mean_power_w is not None else "-"

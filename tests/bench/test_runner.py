@@ -48,12 +48,12 @@ def suite(**grid: object) -> Suite:
 def test_suite_goes_on_after_failures_and_keeps_order() -> None:
     tiny = suite(workloads=["resnet56", "no_such_model"], precisions=["fp32", "tf32"])
     run = run_suite(tiny, machine(), fixed_iterations=1, size="tiny")
-    statuses = [(r.workload, r.precision.value, r.status.value) for r in run.results]
+    statuses = [(r.workload, r.task, r.precision.value, r.status.value) for r in run.results]
     assert statuses == [
-        ("resnet56/infer", "fp32", "ok"),
-        ("resnet56/infer", "tf32", "unsupported"),
-        ("no_such_model/infer", "fp32", "unsupported"),
-        ("no_such_model/infer", "tf32", "unsupported"),
+        ("resnet56", "infer", "fp32", "ok"),
+        ("resnet56", "infer", "tf32", "unsupported"),
+        ("no_such_model", "infer", "fp32", "unsupported"),
+        ("no_such_model", "infer", "tf32", "unsupported"),
     ]
     assert "known:" in (run.results[2].reason or "")
 
