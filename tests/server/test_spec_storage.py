@@ -70,3 +70,15 @@ def test_labels_and_selectors_are_bounded(api: Api) -> None:
     assert api.client.put(
         f"/api/v1/machines/{machine_id}/labels", json={"labels": enough}, headers=api.admin
     ).is_success
+
+
+def test_every_list_a_client_sends_is_bounded(api: Api) -> None:
+    """Lists outside the fleet's models: a recommendation's constraints, a job's suite grid."""
+    asked = {"workload": "resnet50", "constraints": {"runtimes": ["torch-eager"] * 65}}
+    too_many = api.client.post("/api/v1/recommendations", json=asked, headers=api.admin)
+    assert too_many.status_code == 422 and "body.constraints.runtimes" in too_many.text
+    workloads = ", ".join(f'"w{i}"' for i in range(65))
+    suite = f'name = "wide"\n[[grid]]\nworkloads = [{workloads}]\n'
+    job = {"suite": "wide", "suite_toml": suite, "selector": {"cpu_arch": "x86_64"}}
+    refused = api.client.post("/api/v1/jobs", json=job, headers=api.admin)
+    assert refused.status_code == 409 and "workloads" in refused.json()["detail"]
