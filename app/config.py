@@ -10,6 +10,23 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.errors import ConfigError
+
+ADMIN_TOKEN_MIN_LENGTH = 32
+ADMIN_TOKEN_MIN_DISTINCT = 8
+
+
+def admin_token_weakness(token: str) -> str | None:
+    """Why an HWADVISOR_ADMIN_TOKEN is too weak to guard the whole server, or None.
+
+    Length and character variety are what can be checked without a dictionary: 32 characters of
+    `openssl rand -hex 16` or more pass, 'changeme' and 'aaaa...' do not."""
+    if len(token) < ADMIN_TOKEN_MIN_LENGTH:
+        return f"it has {len(token)} characters; at least {ADMIN_TOKEN_MIN_LENGTH} are needed"
+    if len(set(token)) < ADMIN_TOKEN_MIN_DISTINCT:
+        return f"it uses only {len(set(token))} different characters; at least {ADMIN_TOKEN_MIN_DISTINCT} are needed"
+    return None
+
 
 def default_data_dir() -> Path:
     """The per-user data directory (XDG on Linux), where the embedded database lives."""
@@ -45,6 +62,22 @@ class Settings(BaseSettings):
     job_lease_s: float = Field(
         default=300.0, gt=0, description="A claimed job returns to the queue after this long without progress."
     )
+
+    @field_validator("admin_token")
+    @classmethod
+    def _refuse_weak_admin_token(cls, value: str | None) -> str | None:
+        """A guessable admin token is refused at start, not merely warned of: it opens every route,
+        and a warning scrolls past in a service's log while the server runs exposed."""
+        if not value:
+            return None
+        weakness = admin_token_weakness(value)
+        if weakness:
+            # ConfigError is not a ValueError: pydantic lets it through, and the CLI prints it in one line.
+            raise ConfigError(
+                f"HWADVISOR_ADMIN_TOKEN is too weak: {weakness}",
+                hint="generate one with `openssl rand -hex 32`, or unset it to have the server generate one",
+            )
+        return value
 
     @field_validator("database_url")
     @classmethod

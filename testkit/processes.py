@@ -18,7 +18,7 @@ import httpx
 
 from testkit import ROOT
 
-ADMIN = "process-admin-token-0123456789"
+ADMIN = "process-admin-token-0123456789abcdef"
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 
 

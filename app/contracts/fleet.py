@@ -30,6 +30,13 @@ class MachineStatus(StrEnum):
     retired = "retired"
 
 
+LABELS_MAX = 64
+"""Labels on a machine, and keys in a job's selector (which matches labels)."""
+LabelKey = Annotated[str, Field(min_length=1, max_length=64)]
+LabelValue = Annotated[str, Field(max_length=200)]
+Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=LABELS_MAX)]
+
+
 class MachineRead(Strict):
     id: uuid.UUID
     fingerprint: str
@@ -45,6 +52,11 @@ class MachineRead(Strict):
 
 class EnrollRequest(Strict):
     spec: MachineSpec
+    machine_token: Annotated[str, Field(max_length=400)] | None = Field(
+        default=None,
+        description="When re-enrolling an approved machine: its current machine token, which proves this is "
+        "its agent. Without it the new token awaits an admin's approval (status pending).",
+    )
 
 
 class EnrollResponse(Strict):
@@ -87,6 +99,9 @@ class TokenRead(Strict):
     uses: int
     max_uses: int | None
     machine_id: uuid.UUID | None
+    awaiting_approval: bool = Field(
+        default=False, description="A machine token from a re-enrolment; it works once an admin approves the machine."
+    )
 
 
 class TokenIssued(TokenRead):
@@ -104,7 +119,9 @@ class JobStatus(StrEnum):
     cancelled = "cancelled"
 
 
-Selector = dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]]
+Selector = Annotated[
+    dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]], Field(max_length=LABELS_MAX)
+]
 SUITE_TOML_MAX = 64 * 1024
 BUILT_IN_SUITES = ("quick", "standard", "full")
 
@@ -190,4 +207,4 @@ class JobFinish(Strict):
 
 
 class MachineLabels(Strict):
-    labels: dict[Annotated[str, Field(min_length=1, max_length=64)], Annotated[str, Field(max_length=200)]]
+    labels: Labels

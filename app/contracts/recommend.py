@@ -75,8 +75,8 @@ class Constraints(Strict):
     latency_p99_slo_ms: Positive | None = None
     min_throughput_samples_per_s: Positive | None = None
     max_price_usd: Positive | None = None
-    precisions: list[Precision] | None = None
-    runtimes: list[Name] | None = None
+    precisions: list[Precision] | None = Field(default=None, max_length=16)
+    runtimes: list[Name] | None = Field(default=None, max_length=64)
 
 
 class Scope(StrEnum):

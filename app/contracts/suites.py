@@ -13,6 +13,8 @@ from app.contracts.common import (
 )
 
 ThreadSpec = Annotated[int, Field(ge=1, le=4096)] | Literal["all", "scaling"]
+GRID_LIST_MAX = 64
+"""Entries in each list of a grid row: a row stands for their product, so each list is bounded."""
 
 
 class MeasureSpec(BaseModel):
@@ -41,13 +43,15 @@ class GridSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    workloads: list[Name] = Field(min_length=1)
-    tasks: list[Task] = [Task.infer]
-    runtimes: list[Name] = ["torch-eager"]
-    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:\d{1,2})?)$")]] = ["cpu"]
-    precisions: list[Precision] = [Precision.fp32]
-    batch_sizes: list[Annotated[int, Field(ge=1, le=1_000_000)]] = [1]
-    threads: list[ThreadSpec] = ["all"]
+    workloads: list[Name] = Field(min_length=1, max_length=GRID_LIST_MAX)
+    tasks: list[Task] = Field(default=[Task.infer], max_length=GRID_LIST_MAX)
+    runtimes: list[Name] = Field(default=["torch-eager"], max_length=GRID_LIST_MAX)
+    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:\d{1,2})?)$")]] = Field(
+        default=["cpu"], max_length=GRID_LIST_MAX
+    )
+    precisions: list[Precision] = Field(default=[Precision.fp32], max_length=GRID_LIST_MAX)
+    batch_sizes: list[Annotated[int, Field(ge=1, le=1_000_000)]] = Field(default=[1], max_length=GRID_LIST_MAX)
+    threads: list[ThreadSpec] = Field(default=["all"], max_length=GRID_LIST_MAX)
 
 
 class SuiteSpec(BaseModel):

@@ -8,13 +8,13 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, not_, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
 from app.db import catalog, tokens
-from app.db.models import DeviceRow, Machine, SpecSnapshot, utcnow
-from app.errors import ConflictError, ForbiddenError, NotFoundError
+from app.db.models import DeviceRow, Machine, Run, SpecSnapshot, utcnow
+from app.errors import AuthError, ConflictError, ForbiddenError, NotFoundError
 
 OFFLINE_AFTER = timedelta(seconds=60)
 """Four missed heartbeats at the default interval (HWADVISOR_HEARTBEAT_INTERVAL_S, 15 s)."""
@@ -81,11 +81,23 @@ def _take_fingerprint(session: Session, machine: Machine, fingerprint: str) -> N
     machine.fingerprint = fingerprint
 
 
-def enroll(session: Session, *, enrollment_token_id: str, spec: MachineSpec, auto_approve: bool) -> tuple[Machine, str]:
-    """Register (or re-register) the machine the spec describes and issue its machine token.
+def enroll(
+    session: Session,
+    *,
+    enrollment_token_id: str,
+    spec: MachineSpec,
+    auto_approve: bool,
+    machine_token: str | None = None,
+) -> tuple[Machine, str, MachineStatus]:
+    """Register (or re-register) the machine the spec describes; (the machine, its new token, the
+    status that token has).
 
-    Re-enrolling the same hardware keeps its machine id, results and approval, and revokes the
-    machine's earlier tokens, so a lost config file is recovered by enrolling again."""
+    A fingerprint is not a secret (a read-only key shows it; it derives from machine-id, CPU and
+    memory), so it decides *which* machine, never *who may act for it*. Re-enrolling a machine an
+    admin approved hands out a working token only to a caller that proves it is the machine's agent
+    by sending the machine's current token (the earlier tokens are then revoked); anyone else gets a
+    token that awaits an admin's approval, and the machine, its tokens and its spec are untouched
+    until then. A machine still pending approval is simply re-registered: nothing was granted yet."""
     tokens.consume_use(session, enrollment_token_id)
     machine = session.scalars(select(Machine).where(Machine.fingerprint == spec.fingerprint)).first()
     if machine is None:
@@ -97,16 +109,41 @@ def enroll(session: Session, *, enrollment_token_id: str, spec: MachineSpec, aut
         )
         session.add(machine)
         session.flush()
+    elif machine.status == MachineStatus.retired.value:
+        raise ConflictError(
+            f"machine {machine.id} was retired",
+            hint=f"an admin brings it back with `hwadvisor machines unretire {machine.id}`",
+        )
+    elif machine.status != MachineStatus.pending.value and not _proves(session, machine, machine_token):
+        tokens.revoke_machine_tokens(session, machine.id, awaiting_only=True)
+        _row, secret = tokens.issue(
+            session,
+            kind=TokenKind.machine,
+            machine_id=machine.id,
+            note=f"re-enrolment from {spec.hostname}, awaiting approval",
+            awaiting_approval=True,
+        )
+        return machine, secret, MachineStatus.pending
     else:
-        if machine.status == MachineStatus.retired.value:
-            raise ConflictError(
-                f"machine {machine.id} was retired", hint="an admin must un-retire it before it can enrol"
-            )
         tokens.revoke_machine_tokens(session, machine.id)
     machine.last_seen_at = utcnow()
+    _replace_unreferenced_specs(session, machine)
     record_spec(session, machine, spec)
     _row, secret = tokens.issue(session, kind=TokenKind.machine, machine_id=machine.id, note=spec.hostname)
-    return machine, secret
+    return machine, secret, displayed_status(machine)
+
+
+def _proves(session: Session, machine: Machine, machine_token: str | None) -> bool:
+    """Whether the token is a working token of this machine (not one awaiting approval)."""
+    if not machine_token:
+        return False
+    try:
+        principal = tokens.authenticate(session, machine_token)
+    except AuthError:
+        return False
+    return (
+        principal.kind is TokenKind.machine and principal.machine_id == machine.id and not principal.awaiting_approval
+    )
 
 
 def default_labels(spec: MachineSpec) -> dict[str, Any]:
@@ -134,9 +171,26 @@ def latest_spec(session: Session, machine_id: uuid.UUID) -> MachineSpec | None:
 
 
 def approve(session: Session, machine_id: uuid.UUID) -> Machine:
+    """Let a pending machine upload and take jobs; for an approved machine with a re-enrolment
+    awaiting approval, let that agent's token work and revoke the machine's other tokens."""
     machine = get(session, machine_id)
+    if machine.status == MachineStatus.retired.value:
+        raise ConflictError(
+            f"machine {machine.id} is retired", hint=f"bring it back first: `hwadvisor machines unretire {machine.id}`"
+        )
     if machine.status == MachineStatus.pending.value:
         machine.status = MachineStatus.online.value
+    tokens.approve_awaiting(session, machine.id)
+    return machine
+
+
+def unretire(session: Session, machine_id: uuid.UUID) -> Machine:
+    """Bring a retired machine back. Its old tokens stay revoked, so it returns pending: its agent
+    enrols again and an admin approves it, as for a new machine; its results were kept."""
+    machine = get(session, machine_id)
+    if machine.status == MachineStatus.retired.value:
+        machine.status = MachineStatus.pending.value
+        machine.retired_at = None
     return machine
 
 
@@ -175,14 +229,33 @@ def count_by_status(session: Session) -> dict[MachineStatus, int]:
 
 
 def heartbeat(session: Session, machine_id: uuid.UUID, beat: Heartbeat) -> Machine:
+    """The agent is alive. A changed spec replaces the snapshots no run refers to, so a machine
+    keeps one snapshot per spec its runs were measured on, plus its latest; a machine pending
+    approval has no runs, so it keeps one spec at most, whatever it sends."""
     machine = get(session, machine_id)
     if machine.status == MachineStatus.retired.value:
         raise ForbiddenError(f"machine {machine_id} is retired")
     machine.last_seen_at = utcnow()
     machine.agent_state = beat.state.value
-    if beat.spec is not None:
+    if beat.spec is not None and spec_hash(beat.spec) != _latest_hash(session, machine.id):
+        _replace_unreferenced_specs(session, machine)
         record_spec(session, machine, beat.spec)
     return machine
+
+
+def _latest_hash(session: Session, machine_id: uuid.UUID) -> str | None:
+    query = select(SpecSnapshot.spec_hash).where(SpecSnapshot.machine_id == machine_id)
+    return session.scalars(query.order_by(SpecSnapshot.id.desc()).limit(1)).first()
+
+
+def _replace_unreferenced_specs(session: Session, machine: Machine) -> None:
+    """Delete the machine's snapshots that no run was measured on (the next spec replaces them)."""
+    used = select(Run.spec_snapshot_id).where(Run.machine_id == machine.id)
+    session.execute(
+        delete(SpecSnapshot)
+        .where(SpecSnapshot.machine_id == machine.id, SpecSnapshot.id.not_in(used))
+        .execution_options(synchronize_session=False)
+    )
 
 
 def set_labels(session: Session, machine_id: uuid.UUID, labels: dict[str, str]) -> Machine:

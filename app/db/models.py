@@ -21,6 +21,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     Uuid,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -231,6 +232,26 @@ class TokenRow(Base):
     last_used_at: Mapped[datetime | None]
     uses: Mapped[int] = mapped_column(Integer, default=0)
     max_uses: Mapped[int | None] = mapped_column(Integer)
+    awaiting_approval: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """A machine token from a re-enrolment that could not prove it is the machine's agent: it works
+    only once an admin approves it, which revokes the machine's other tokens."""
+
+
+class SessionRow(Base):
+    """A dashboard login. The cookie holds ``hws_<id>.<secret>``, only the secret's SHA-256 is stored;
+    it stands for the token logged in with and ends with it (revoked, expired), at logout, or at
+    ``expires_at``. A login with the environment's admin token keeps a short digest of that token, so
+    changing HWADVISOR_ADMIN_TOKEN ends those sessions."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    token_id: Mapped[str | None] = mapped_column(ForeignKey("tokens.id", ondelete="CASCADE"), index=True)
+    env_admin_digest: Mapped[str | None] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(index=True)
 
 
 class CatalogEntry(Base):

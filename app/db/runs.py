@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.contracts import MachineStatus, Result, RunRead, RunReport, device_kind_of
-from app.db import machines
+from app.db import jobs, machines
 from app.db.engine import Database
 from app.db.models import JobRow, Machine, ResultRow, Run, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
@@ -59,8 +59,8 @@ def _stored(run: Run, machine_id: uuid.UUID) -> RunRead:
 def _insert(session: Session, *, machine_id: uuid.UUID, report: RunReport) -> RunRead:
     machine = machines.get(session, machine_id)
     _check_writable(machine)
-    if report.job_id is not None and session.get(JobRow, report.job_id) is None:
-        raise ConflictError(f"run names job {report.job_id}, which does not exist")
+    if report.job_id is not None:
+        _check_job(session, report.job_id, machine)
     snapshot = machines.record_spec(session, machine, report.machine)
     now = utcnow()
     machine.last_seen_at = now
@@ -92,6 +92,19 @@ def _result_row(run_id: uuid.UUID, machine_id: uuid.UUID, result: Result) -> dic
     row["machine_id"] = machine_id
     row["device_kind"] = device_kind_of(result.device).value
     return row
+
+
+def _check_job(session: Session, job_id: uuid.UUID, machine: Machine) -> None:
+    """A run may name a job this machine holds or held, one meant for it, or an unclaimed one its
+    labels match (its lease lapsed while it measured); never a job of another machine."""
+    job = session.get(JobRow, job_id)
+    if job is None:
+        raise ConflictError(f"run names job {job_id}, which does not exist")
+    if machine.id in (job.claimed_by, job.machine_id):
+        return
+    if job.claimed_by is None and job.machine_id is None and jobs.matches(job.selector, machine.labels):
+        return
+    raise ForbiddenError(f"run names job {job_id}, which belongs to another machine")
 
 
 def _check_writable(machine: Machine) -> None:

@@ -60,18 +60,18 @@ def get_principal(
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The caller, from the bearer header (tools, agents) or the dashboard's session cookie."""
+    """The caller, from the bearer header (tools, agents) or the dashboard's session cookie.
+
+    Bearer tokens are rate-limited like logins: a client that keeps presenting wrong tokens gets 429."""
     if credentials is not None:
-        secret = credentials.credentials
-    else:
-        cookie = request.cookies.get(SESSION_COOKIE)
-        if cookie is None:
-            raise _missing_token()
-        if request.method not in SAFE_METHODS:
-            check_csrf(request)
-        secret = cookie
+        return authenticate_limited(request, db, settings, credentials.credentials, "bearer token")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie is None:
+        raise _missing_token()
+    if request.method not in SAFE_METHODS:
+        check_csrf(request)
     with db.reading() as session:
-        return tokens.authenticate(session, secret, env_admin_token=settings.admin_token)
+        return tokens.authenticate_session(session, cookie, env_admin_token=settings.admin_token)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
@@ -114,11 +114,19 @@ def get_enrolling_principal(
     return authenticate_limited(request, db, settings, credentials.credentials, "enrollment")
 
 
-def _allow(*kinds: TokenKind, what: str, caller: Callable[..., Principal] = get_principal) -> object:
+def _allow(
+    *kinds: TokenKind, what: str, caller: Callable[..., Principal] = get_principal, awaiting_ok: bool = False
+) -> object:
     def check(principal: Principal = Depends(caller)) -> Principal:
         if principal.kind not in kinds:
             allowed = " or ".join(k.value for k in kinds)
             raise ForbiddenError(f"a {principal.kind.value} token may not {what}; this needs {allowed}")
+        if principal.awaiting_approval and not awaiting_ok:
+            raise ForbiddenError(
+                f"machine {principal.machine_id} was re-enrolled without its current token; this token is pending"
+                " approval",
+                hint=f"an admin approves it with `hwadvisor machines approve {principal.machine_id}`",
+            )
         return principal
 
     return Depends(check)
@@ -127,4 +135,6 @@ def _allow(*kinds: TokenKind, what: str, caller: Callable[..., Principal] = get_
 Admin = Annotated[Principal, _allow(TokenKind.admin, what="administer the server")]
 Reader = Annotated[Principal, _allow(TokenKind.admin, TokenKind.readonly, what="read lab data")]
 MachineAgent = Annotated[Principal, _allow(TokenKind.machine, what="upload runs")]
+MachineBeat = Annotated[Principal, _allow(TokenKind.machine, what="heartbeat", awaiting_ok=True)]
+"""A machine token, one awaiting approval included (it is told it is pending)."""
 Enroller = Annotated[Principal, _allow(TokenKind.enrollment, what="enrol a machine", caller=get_enrolling_principal)]

@@ -24,7 +24,9 @@ def filled(scratch: ScratchDatabases) -> Database:
     for n in range(2):
         spec = machine_spec()
         with db.writing() as session:
-            machine, _token = machines.enroll(session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True)
+            machine, _token, _status = machines.enroll(
+                session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
+            )
             machines.heartbeat(session, machine.id, Heartbeat(state="idle"))  # type: ignore[arg-type]
             job = jobs.create(session, JobCreate(suite="quick", machine_id=machine.id))
             machine_id, job_id = machine.id, job.id
@@ -58,7 +60,9 @@ def test_round_trip_to_another_database_loses_nothing(scratch: ScratchDatabases)
     spec = machine_spec()
     with target.writing() as session:
         enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
-        machine, _token = machines.enroll(session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True)
+        machine, _token, _status = machines.enroll(
+            session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
+        )
         machine_id = machine.id
     stored, created = runs.ingest(target, machine_id=machine_id, report=run_report(spec))
     assert created and stored.result_count == 3

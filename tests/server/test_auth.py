@@ -114,11 +114,16 @@ def test_enrollment_token_is_used_up_after_max_uses(api: Api) -> None:
     assert "used up" in again.json()["detail"]
 
 
-def test_reenrolling_the_same_hardware_keeps_the_machine_and_revokes_its_old_token(api: Api) -> None:
+def test_reenrolling_the_same_hardware_keeps_the_machine_and_its_token_until_approved(api: Api) -> None:
+    """Re-enrolling without the machine's current token used to revoke it and hand out a working one
+    (a takeover, tests/server/test_enroll_takeover.py); now the new token waits for an admin."""
     spec = machine_spec()
     first_id, first_token = api.enroll(spec)
     second_id, second_token = api.enroll(spec, approve=False)
     assert first_id == second_id
+    assert api.post_run(first_token, run_report(spec)).status_code == 201
+    assert api.post_run(second_token, run_report(spec)).status_code == 403
+    api.client.post(f"/api/v1/machines/{second_id}/approve", headers=api.admin)
     assert api.post_run(first_token, run_report(spec)).status_code == 401
     assert api.post_run(second_token, run_report(spec)).status_code == 201
 

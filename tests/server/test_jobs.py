@@ -141,3 +141,26 @@ def test_jobs_for_other_machines_do_not_hide_the_ones_behind_them(api: Api) -> N
 def test_an_unknown_built_in_suite_is_refused_when_queued(api: Api) -> None:
     response = api.client.post("/api/v1/jobs", json={"suite": "quik", "selector": {"a": "b"}}, headers=api.admin)
     assert response.status_code == 422 and "not built in" in response.text
+
+
+def test_a_run_cannot_attach_itself_to_another_machines_job(api: Api, db: Database) -> None:
+    from sqlalchemy import func, select
+
+    from app.db.models import Run
+    from testkit.factories import run_report
+
+    spec_a, spec_b = machine_spec(), machine_spec()
+    (a, token_a), (_b, token_b) = api.enroll(spec_a), api.enroll(spec_b)
+    held = _job(api, selector={"cpu_arch": "x86_64"})
+    assert api.client.post("/api/v1/agents/claim", headers=api.bearer(token_a)).json()["id"] == held["id"]
+    meant_for_a = _job(api, machine_id=str(a))
+    for job in (held, meant_for_a):
+        stolen = api.post_run(token_b, run_report(spec_b, job_id=uuid.UUID(job["id"])))
+        assert stolen.status_code == 403 and "belongs to another machine" in stolen.json()["detail"]
+    elsewhere = _job(api, selector={"gpu": "someone-elses"})  # queued, but not for b's labels
+    assert api.post_run(token_b, run_report(spec_b, job_id=uuid.UUID(elsewhere["id"]))).status_code == 403
+    with db.reading() as session:
+        assert session.scalar(select(func.count()).select_from(Run)) == 0
+    # the machines the jobs are for may attach their runs
+    assert api.post_run(token_a, run_report(spec_a, job_id=uuid.UUID(held["id"]))).status_code == 201
+    assert api.post_run(token_a, run_report(spec_a, job_id=uuid.UUID(meant_for_a["id"]))).status_code == 201

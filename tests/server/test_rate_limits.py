@@ -1,4 +1,5 @@
-"""Failed logins and enrollments are limited per client, in the database: every worker shares the count."""
+"""Failed logins, enrollments and bearer tokens are limited per client, in the database: every worker
+shares the count."""
 
 from __future__ import annotations
 
@@ -53,3 +54,19 @@ def test_failed_enrollments_are_limited_and_good_ones_are_not_counted(db: Databa
         assert refused.status_code == 429 and "enrollment" in refused.json()["detail"]
         # the login allowance is separate
         assert client.post("/api/v1/session", json={"token": ADMIN_TOKEN}).status_code == 200
+
+
+def test_guessing_bearer_tokens_is_limited_across_workers(db: Database, settings: Settings) -> None:
+    limited = settings.model_copy(update={"auth_failures_per_window": 3, "auth_window_s": 600})
+    good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    with worker(db, limited) as one, worker(db, limited) as two:
+        assert one.get("/api/v1/machines", headers=good).status_code == 200  # successes do not count
+        for client in (one, two, one):
+            guess = {"Authorization": "Bearer hwa_admin_000000000000." + "A" * 43}
+            assert client.get("/api/v1/machines", headers=guess).status_code == 401
+        refused = two.get("/api/v1/machines", headers=good)
+        assert refused.status_code == 429, refused.text
+        assert 1 <= int(refused.headers["retry-after"]) <= 600
+        assert "too many failed bearer token attempts" in refused.json()["detail"]
+        # the dashboard's login allowance is separate
+        assert one.post("/api/v1/session", json={"token": ADMIN_TOKEN}).status_code == 200

@@ -31,6 +31,7 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("PUT", "/api/v1/machines/{machine_id}/labels"): {ADMIN},
     ("POST", "/api/v1/machines/{machine_id}/retire"): {ADMIN},
     ("POST", "/api/v1/machines/{machine_id}/approve"): {ADMIN},
+    ("POST", "/api/v1/machines/{machine_id}/unretire"): {ADMIN},
     ("GET", "/api/v1/results"): READERS,
     ("GET", "/api/v1/results/export.csv"): READERS,
     ("POST", "/api/v1/tokens"): {ADMIN},

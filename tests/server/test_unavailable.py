@@ -19,7 +19,7 @@ def _closed_port() -> int:
 
 def test_unreachable_database_answers_503_with_retry_after(tmp_path: Path) -> None:
     url = f"postgresql+psycopg://postgres@127.0.0.1:{_closed_port()}/nowhere"
-    settings = Settings(database_url=url, admin_token="admin-" + "x" * 20, data_dir=tmp_path)
+    settings = Settings(database_url=url, admin_token="admin-" + "0123456789abcdef" * 2, data_dir=tmp_path)
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         for path in ("/healthz", "/api/v1/machines"):
             headers = {"Authorization": f"Bearer {settings.admin_token}"}

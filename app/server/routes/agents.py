@@ -18,28 +18,39 @@ from app.contracts import (
 )
 from app.db import jobs, machines
 from app.db.models import utcnow
-from app.server.deps import DatabaseDep, Enroller, MachineAgent, SettingsDep
+from app.server.deps import DatabaseDep, Enroller, MachineAgent, MachineBeat, SettingsDep
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
 @router.post("/enroll", status_code=status.HTTP_201_CREATED)
 def enroll(body: EnrollRequest, principal: Enroller, db: DatabaseDep, settings: SettingsDep) -> EnrollResponse:
-    """Exchange an enrollment token and a MachineSpec for a machine token (shown once)."""
+    """Exchange an enrollment token and a MachineSpec for a machine token (shown once).
+
+    Re-enrolling an approved machine: send its current token as ``machine_token`` to replace it at
+    once; without it the new token awaits an admin's approval (status pending)."""
     with db.writing() as session:
-        machine, secret = machines.enroll(
+        machine, secret, status_now = machines.enroll(
             session,
             enrollment_token_id=principal.token_id,
             spec=body.spec,
             auto_approve=settings.auto_approve_machines,
+            machine_token=body.machine_token,
         )
-        return EnrollResponse(machine_id=machine.id, machine_token=secret, status=MachineStatus(machine.status))
+        return EnrollResponse(machine_id=machine.id, machine_token=secret, status=status_now)
 
 
 @router.post("/heartbeat")
-def heartbeat(beat: Heartbeat, principal: MachineAgent, db: DatabaseDep, settings: SettingsDep) -> HeartbeatReply:
-    """The agent is alive (and what it is doing); a changed spec is recorded."""
+def heartbeat(beat: Heartbeat, principal: MachineBeat, db: DatabaseDep, settings: SettingsDep) -> HeartbeatReply:
+    """The agent is alive (and what it is doing); a changed spec is recorded. A token awaiting
+    approval is told so and changes nothing: the machine's own agent may still be running."""
     assert principal.machine_id is not None
+    if principal.awaiting_approval:
+        return HeartbeatReply(
+            machine_id=principal.machine_id,
+            status=MachineStatus.pending,
+            heartbeat_interval_s=settings.heartbeat_interval_s,
+        )
     with db.writing() as session:
         machine = machines.heartbeat(session, principal.machine_id, beat)
         return HeartbeatReply(

@@ -46,8 +46,16 @@ def retire_machine(machine_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> Mac
         return machines.to_read(session, machines.retire(session, machine_id))
 
 
+@router.post("/{machine_id}/unretire")
+def unretire_machine(machine_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> MachineRead:
+    """Bring a retired machine back: it returns pending, its agent enrols again and an admin approves it."""
+    with db.writing() as session:
+        return machines.to_read(session, machines.unretire(session, machine_id))
+
+
 @router.post("/{machine_id}/approve")
 def approve_machine(machine_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> MachineRead:
-    """Let a pending machine upload runs and take jobs."""
+    """Let a pending machine upload runs and take jobs; for a machine re-enrolled without its current
+    token, let the new agent's token work and revoke the others."""
     with db.writing() as session:
         return machines.to_read(session, machines.approve(session, machine_id))
