@@ -119,6 +119,8 @@ def test_nul_in_tokens_notes_and_logins_is_refused(api: Api) -> None:
     _assert_problem(created, 422, "nul")
     login = api.client.post("/api/v1/session", json={"token": f"hwa_admin_{NUL}"})
     _assert_problem(login, 422, "nul")
+    bearer = api.client.get("/api/v1/machines", headers=api.bearer(f"hwa_admin_{NUL}"))
+    _assert_problem(bearer, 422, "nul", "authorization")
     labels = api.client.put(
         f"/api/v1/machines/{api.enroll()[0]}/labels", json={"labels": {"gpu": f"h100{NUL}"}}, headers=api.admin
     )
