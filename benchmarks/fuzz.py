@@ -8,6 +8,11 @@ input (positive and negative phases), as the admin. Checks: no 5xx (not_a_server
 answer matches its documented schema, status code and content type. The summary goes to
 docs/RELIABILITY.md.
 
+Generation from the schema is taught the input that once made 500s and that it would almost never
+produce by chance (benchmarks/fuzz_hooks.py, loaded through SCHEMATHESIS_HOOKS): NUL characters in
+body strings and keys, query and path parameters; naive and out-of-range date-times; JSON nested
+hundreds of levels deep and text (a suite's TOML) thousands.
+
 Schemathesis keeps state between runs (a cache with the crashes `schemathesis replay` re-sends, and
 Hypothesis' example database). By default it stays where the tools put it, in the ignored
 `.schemathesis/` and `.hypothesis/` of the working directory; --state-dir puts both in DIR instead,
@@ -31,6 +36,7 @@ from testkit.factories import Api
 from testkit.lab import build
 from testkit.processes import ADMIN, ServerProcess
 
+HOOKS = Path(__file__).with_name("fuzz_hooks.py")
 CHECKS = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"
 
 
@@ -99,7 +105,8 @@ def main() -> None:
                     "all",
                 ]
                 print(f"\n### as {who}: " + " ".join(command).replace(token, "<token>"), flush=True)
-                failed += subprocess.run(command, check=False, env={**os.environ, **state_env}).returncode != 0
+                env = {**os.environ, **state_env, "SCHEMATHESIS_HOOKS": str(HOOKS)}
+                failed += subprocess.run(command, check=False, env=env).returncode != 0
         finally:
             server.stop()
     sys.exit(1 if failed else 0)

@@ -113,3 +113,60 @@ def test_the_old_workload_spelling_is_split_into_workload_and_task() -> None:
         }
     )
     assert (published.workload, published.task) == ("resnet50", "train")
+
+
+# --------------------------------------------------------------------------- what once made a 500
+
+
+def test_a_nul_is_refused_at_any_depth_and_the_message_says_where() -> None:
+    from app.contracts import MachineLabels, Problem
+
+    body = run_report().model_dump(mode="json")
+    body["machine"]["software"]["libraries"]["torch"] = "2.5\x00"
+    with pytest.raises(ValidationError, match=r"libraries\.torch: text may not contain a NUL"):
+        RunReport.model_validate(body)
+    with pytest.raises(ValidationError, match="a key of labels"):
+        MachineLabels(labels={"g\x00pu": "h100"})
+    # a problem quotes what was refused, NUL and all (JSON escapes it)
+    assert Problem(type="t", title="t", status=422, detail="bad \x00").detail == "bad \x00"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("2026-01-01T10:00:00", "timezone"),
+        ("0001-01-01T00:00:00+00:01", "outside the years 1-9999"),
+        ("9999-12-31T23:59:59-00:01", "outside the years 1-9999"),
+    ],
+)
+def test_a_run_time_needs_its_offset_and_a_year_the_databases_hold_in_utc(value: str, message: str) -> None:
+    body = run_report().model_dump(mode="json") | {"started_at": value, "finished_at": "9999-12-31T00:00:00Z"}
+    with pytest.raises(ValidationError, match=message):
+        RunReport.model_validate(body)
+
+
+@pytest.mark.parametrize(
+    ("text", "nesting"),
+    [
+        ("[[grid]]\nworkloads = ['a']\n", 2),
+        ("x = [[1, [2]], {a = {b = [3]}}]\n", 4),
+        ('x = \'[[[[\'\ny = "{{\\"[["\n', 0),  # brackets in strings, an escaped quote
+        ('x = \'\'\'\n[[[[\n\'\'\'\ny = """]]\\"""[["""\n', 0),  # multi-line strings
+        ("x = '''a''''  # [[[[\n", 0),  # a closing quote too many, then a comment
+        ('x = "open [[[[\ny = [[1]]\n', 2),  # an unterminated string ends at its line
+        ("# [[[[\nx = 1\n", 0),
+    ],
+)
+def test_toml_nesting_counts_brackets_outside_strings_and_comments(text: str, nesting: int) -> None:
+    from app.contracts.suites import toml_nesting
+
+    assert toml_nesting(text) == nesting
+
+
+def test_a_deeply_nested_suite_is_a_config_error_not_a_recursion_error() -> None:
+    from app.bench.suites import parse_suite
+    from app.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="nested 5000 levels deep"):
+        parse_suite("name = 'deep'\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert parse_suite("name = 'ok'\n[[grid]]\nworkloads = ['resnet50']\n").name == "ok"

@@ -20,6 +20,16 @@ HEADER = (
     "J/sample",
 )
 KEYS = 6  # the config columns every row has
+CI_COLUMN = HEADER.index("±CI")
+MIN_CI_ITERATIONS = 6
+"""Below six samples no interval from order statistics covers the median with 95% confidence
+(all on one side has probability 2 x 0.5^n > 0.05): the harness then reports the samples' range,
+which for one sample is a width of zero. The table says n/a rather than a CI it does not have."""
+UNSTABLE = " !"
+NOTES = {
+    UNSTABLE: "'!': the 95% CI of the median did not reach the target within the time budget.",
+    "n/a": f"'n/a': fewer than {MIN_CI_ITERATIONS} iterations, too few for a 95% CI of the median.",
+}
 
 
 def _number(value: float | None, digits: int = 1) -> str:
@@ -37,10 +47,12 @@ def figure_of_merit(result: Result) -> str:
 
 
 def _ci_half_width(r: Result) -> str:
+    if r.iterations is not None and r.iterations < MIN_CI_ITERATIONS:
+        return "n/a"
     if r.latency_ci95_high_ms is None or r.latency_ci95_low_ms is None or not r.latency_p50_ms:
         return "-"
     percent = (r.latency_ci95_high_ms - r.latency_ci95_low_ms) / 2 / r.latency_p50_ms * 100
-    return f"{percent:.1f}%" + ("" if r.stable else " !")
+    return f"{percent:.1f}%" + ("" if r.stable else UNSTABLE)
 
 
 def _row(r: Result) -> tuple[str, ...]:
@@ -77,5 +89,6 @@ def render_results(results: list[Result]) -> str:
         cells[-1] = cells[-1].ljust(widths[KEYS]) if len(row) == len(HEADER) else cells[-1]
         cells += [cell.ljust(widths[i]) for i, cell in enumerate(row[KEYS + 1 :], start=KEYS + 1)]
         lines.append("  ".join(cells).rstrip())
-    lines.append("'!': the 95% CI of the median did not reach the target within the time budget.")
+    cis = [row[CI_COLUMN] for row in rows if len(row) == len(HEADER)]
+    lines += [note for mark, note in NOTES.items() if any(ci.endswith(mark) for ci in cis)]
     return "\n".join(lines)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import tomllib
 from importlib import resources
 from pathlib import Path
 
 from app.bench.config import BenchConfig
 from app.bench.primitives import primitives
 from app.contracts import BUILT_IN_SUITES, GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
+from app.contracts.suites import load_toml
 from app.errors import ConfigError
 
 
@@ -79,8 +79,8 @@ BUILT_IN = BUILT_IN_SUITES
 
 def parse_suite(text: str, source: str = "suite") -> Suite:
     try:
-        return Suite.model_validate(tomllib.loads(text))
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        return Suite.model_validate(load_toml(text))
+    except ValueError as exc:  # a TOMLDecodeError, too deep a nesting, or not a suite
         raise ConfigError(f"{source} is not a valid suite: {exc}") from exc
 
 

@@ -31,8 +31,18 @@ def shipped() -> tuple[PublicResult, ...]:
 def parse_csv(text: str, *, source: str | None = None) -> list[PublicResult]:
     """Rows of a CSV with a header naming PublicResult's fields; ``source`` fills a missing column.
 
-    Every row is checked before any is kept: one bad row rejects the file, with its line number."""
+    Every row is checked before any is kept: one bad row rejects the file, with its line number.
+    What the csv module refuses (a field over its 131,072-character limit, a stray quote in strict
+    mode) is InvalidInput too, with its line, not an error escaping to the caller."""
     reader = csv.DictReader(io.StringIO(text))
+    try:
+        return _parse_rows(reader, source)
+    except csv.Error as exc:
+        # the underlying reader's count: DictReader's own is only updated after a row is read whole
+        raise InvalidInput(f"line {reader.reader.line_num}: not readable as CSV: {exc}") from exc
+
+
+def _parse_rows(reader: csv.DictReader[str], source: str | None) -> list[PublicResult]:
     header = set(reader.fieldnames or ())
     unknown = header - set(COLUMNS)
     if unknown:
@@ -53,6 +63,6 @@ def parse_csv(text: str, *, source: str | None = None) -> list[PublicResult]:
             rows.append(PublicResult.model_validate(fields, strict=False))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InvalidInput(f"line {line}: {where}: {first['msg']}") from exc
+            where = ".".join(str(p) for p in first["loc"])  # empty for a rule of the whole row
+            raise InvalidInput(f"line {line}: {where + ': ' if where else ''}{first['msg']}") from exc
     return rows

@@ -27,12 +27,12 @@ from app.contracts.common import (
     Strict,
     Task,
     Text,
+    Timestamp,
     WorkloadName,
     device_kind_of,
 )
 from app.contracts.fleet import (
     BUILT_IN_SUITES,
-    SUITE_TOML_MAX,
     AgentState,
     EnrollRequest,
     EnrollResponse,
@@ -85,7 +85,7 @@ from app.contracts.recommend import (
 )
 from app.contracts.registry import PluginRow, RegistryRead, Vocabulary
 from app.contracts.results import Result, ResultRead, RunRead, RunReport, workload_label
-from app.contracts.suites import GridSpec, MeasureSpec, SuiteSpec, ThreadSpec
+from app.contracts.suites import SUITE_TOML_MAX, GridSpec, MeasureSpec, SuiteSpec, ThreadSpec
 
 __all__ = [
     "BUILT_IN_SUITES",
@@ -161,6 +161,7 @@ __all__ = [
     "Task",
     "Text",
     "ThreadSpec",
+    "Timestamp",
     "TokenCreate",
     "TokenIssued",
     "TokenKind",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, ClassVar, Generic, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION: Literal[1] = 1
 T = TypeVar("T")
@@ -20,10 +22,58 @@ NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
 
 
+NUL = "\x00"
+
+
+def nul_in(value: object, path: str = "") -> str | None:
+    """Where a NUL character is in a value's text (a string, or the keys and items of its mappings
+    and lists, nested models excepted: each checks its own), or None. PostgreSQL cannot store one
+    in a text column, and no name, note or label needs one."""
+    if isinstance(value, str):
+        return (path or "the text") if NUL in value else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and NUL in key:
+                return f"a key of {path}" if path else "a key"
+            found = nul_in(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, list | tuple | set | frozenset):
+        for index, item in enumerate(value):
+            found = nul_in(item, f"{path}.{index}" if path else str(index))
+            if found:
+                return found
+    return None
+
+
 class Strict(BaseModel):
-    """Base of every wire model: unknown fields are errors, NaN and infinity are refused."""
+    """Base of every wire model: unknown fields are errors, NaN and infinity are refused, and so is a
+    NUL character in any text, at any depth (a 500 on PostgreSQL before, which cannot store one)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=False)
+    refuses_nul: ClassVar[bool] = True
+
+    @model_validator(mode="after")
+    def _no_nul(self) -> Self:
+        if self.refuses_nul:
+            for name, value in self.__dict__.items():
+                where = nul_in(value, name)
+                if where:
+                    raise ValueError(f"{where}: text may not contain a NUL character (\\x00)")
+        return self
+
+
+def _utc_in_range(value: datetime) -> datetime:
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time in UTC falls outside the years 1-9999") from None
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, AfterValidator(_utc_in_range)]
+"""A point in time from outside: with its UTC offset (a naive time is ambiguous, and cannot be
+compared with an aware one), and within years 1-9999 once in UTC (the databases store UTC)."""
 
 
 class Precision(StrEnum):

@@ -18,6 +18,7 @@ from app.contracts.common import (
 from app.contracts.machine import (
     MachineSpec,
 )
+from app.contracts.suites import SuiteToml
 
 # --------------------------------------------------------------------------- machines & auth
 
@@ -122,7 +123,6 @@ class JobStatus(StrEnum):
 Selector = Annotated[
     dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=200)]], Field(max_length=LABELS_MAX)
 ]
-SUITE_TOML_MAX = 64 * 1024
 BUILT_IN_SUITES = ("quick", "standard", "full")
 
 
@@ -135,9 +135,7 @@ class JobCreate(Strict):
     """Run a suite on one machine, or on every machine whose labels match the selector (one of them)."""
 
     suite: Name = Field(description="A built-in suite (quick, standard, full), or the name of suite_toml.")
-    suite_toml: Annotated[str, Field(max_length=SUITE_TOML_MAX)] | None = Field(
-        default=None, description="A suite file's text, for a suite of your own."
-    )
+    suite_toml: SuiteToml | None = Field(default=None, description="A suite file's text, for a suite of your own.")
     machine_id: uuid.UUID | None = None
     selector: Selector = Field(default_factory=dict)
     max_attempts: int = Field(default=3, ge=1, le=20)

@@ -12,7 +12,10 @@ _PROBLEM_WORD = re.compile(r"[^a-z0-9]+")
 
 
 class Problem(Strict):
-    """The JSON body of every API error (RFC 9457 in spirit)."""
+    """The JSON body of every API error (RFC 9457 in spirit). It may quote what was refused, NUL
+    characters included (JSON escapes them), so it is exempt from Strict's NUL rule."""
+
+    refuses_nul = False
 
     type: str
     title: str

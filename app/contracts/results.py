@@ -20,6 +20,7 @@ from app.contracts.common import (
     Strict,
     Task,
     Text,
+    Timestamp,
     WorkloadName,
     device_kind_of,
 )
@@ -108,8 +109,8 @@ class RunReport(Strict):
     run_id: uuid.UUID
     suite: Name
     job_id: uuid.UUID | None = None
-    started_at: datetime
-    finished_at: datetime
+    started_at: Timestamp
+    finished_at: Timestamp
     agent_version: Annotated[str, Field(max_length=32)]
     machine: MachineSpec
     results: list[Result] = Field(max_length=100_000)

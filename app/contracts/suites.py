@@ -2,15 +2,87 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import tomllib
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.contracts.common import (
     Name,
     Precision,
     Task,
 )
+
+SUITE_TOML_MAX = 64 * 1024
+TOML_MAX_NESTING = 16
+"""Arrays and inline tables nested deeper are refused before parsing: a suite needs three levels,
+and Python's TOML parser recurses once per level (thousands of them were a RecursionError, a 500)."""
+
+
+def toml_nesting(text: str) -> int:
+    """The deepest nesting of brackets and braces in a TOML text, strings and comments aside (a
+    table header ``[[grid]]`` counts two). One pass, no regular expression that could backtrack.
+    A one-line string ends at its line at the latest, so a malformed one hides nothing beyond it."""
+    depth = deepest = 0
+    i, end = 0, len(text)
+    while i < end:
+        char = text[i]
+        if char == "#":
+            newline = text.find("\n", i)
+            i = end if newline < 0 else newline
+        elif char in "\"'":
+            i = _string_end(text, i)
+        else:
+            if char in "[{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char in "]}":
+                depth = max(depth - 1, 0)
+            i += 1
+    return deepest
+
+
+def _string_end(text: str, start: int) -> int:
+    """Where the string opening at ``start`` ends: basic strings (\\" escapes a quote) and literal
+    ones, one-line or multi-line (whose closing quotes may have one or two more before them)."""
+    quote = text[start]
+    closing = quote * 3 if text.startswith(quote * 3, start) else quote
+    i, end = start + len(closing), len(text)
+    while i < end:
+        if quote == '"' and text[i] == "\\":
+            i += 2
+        elif text.startswith(closing, i):
+            i += len(closing)
+            if len(closing) == 3:  # '''a'''' is the string a', closed by its last three quotes
+                for _ in range(2):
+                    if i < end and text[i] == quote:
+                        i += 1
+            return i
+        elif len(closing) == 1 and text[i] == "\n":
+            return i
+        else:
+            i += 1
+    return end
+
+
+def check_toml_nesting(text: str) -> str:
+    """The text, or ValueError when it nests deeper than TOML_MAX_NESTING."""
+    nesting = toml_nesting(text)
+    if nesting > TOML_MAX_NESTING:
+        raise ValueError(f"the TOML is nested {nesting} levels deep; at most {TOML_MAX_NESTING} are read")
+    return text
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    """tomllib.loads with the nesting bound first; ValueError (TOMLDecodeError is one) for anything wrong."""
+    try:
+        return tomllib.loads(check_toml_nesting(text))
+    except RecursionError:  # not expected past the bound; a ValueError all the same if it comes
+        raise ValueError(f"the TOML is nested too deep; at most {TOML_MAX_NESTING} levels are read") from None
+
+
+SuiteToml = Annotated[str, Field(max_length=SUITE_TOML_MAX), AfterValidator(check_toml_nesting)]
+"""A suite file's text on the wire; its nesting is bounded here, its content checked by SuiteSpec."""
 
 ThreadSpec = Annotated[int, Field(ge=1, le=4096)] | Literal["all", "scaling"]
 GRID_LIST_MAX = 64

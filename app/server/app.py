@@ -17,7 +17,7 @@ from app.contracts import Problem, TokenKind
 from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
-from app.server.limits import BodySizeLimit
+from app.server.limits import BodySizeLimit, RefuseNul
 from app.server.observability import Metrics, RequestContext, configure_logging
 from app.server.routes import agents, catalog, health, jobs, machines, recommend, registry, results, runs, session
 from app.server.routes import tokens as token_routes
@@ -113,6 +113,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.include_router(health.router)
     app.include_router(api_router())
     web.mount(app)
+    app.add_middleware(RefuseNul)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestContext, metrics=metrics)  # outermost: it sees every answer, 413s too

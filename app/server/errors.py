@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.contracts import Problem, problem_type
 from app.errors import AuthError, DatabaseUnavailable, HwadvisorError, RateLimited
@@ -75,12 +76,48 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     return problem(500, "Internal error", "the server failed; the error is in its log")
 
 
-async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+def _internal_error() -> JSONResponse:
     return problem(500, "Internal error", "the server failed; the error is in its log")
 
 
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _internal_error()
+
+
+class UnexpectedErrors:
+    """ASGI middleware that turns an unexpected exception into a 500 problem *inside* the request-id
+    and security-header middleware, and swallows it. Starlette's own catch-all sits outside every
+    middleware: its 500 had neither header, and the exception it re-raises makes the server close
+    the connection. Installed innermost, so every answer, errors included, passes the others."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            if started:  # part of a body is out: only ending the connection can say it failed (logged outside)
+                raise
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            await _internal_error()(scope, receive, send)
+
+
 def install(app: FastAPI) -> None:
+    """The handlers, and the middleware that keeps an unexpected error's answer inside the others
+    (call before adding any other middleware: the first added is the innermost)."""
+    app.add_middleware(UnexpectedErrors)
     app.add_exception_handler(HwadvisorError, _hwadvisor_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -1,10 +1,14 @@
-"""Request body size limit, enforced before the body is parsed (413 instead of a full read)."""
+"""Limits on requests, enforced before anything reads them: the body's size (413 instead of a full
+read) and NUL characters in the path, the query or the headers (422 instead of a database error)."""
 
 from __future__ import annotations
+
+from urllib.parse import parse_qsl
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.contracts.common import NUL
 from app.server.errors import problem
 
 
@@ -38,6 +42,47 @@ class BodySizeLimit:
 
     def _detail(self) -> str:
         return f"request body is over the {self.max_bytes} byte limit; split the upload into smaller runs"
+
+
+class RefuseNul:
+    """No URL or header of this API has a use for a NUL character, and PostgreSQL cannot compare
+    text with one: a filter (``/results?workload=%00``), a path segment or a token holding one was a
+    500. Refused here, once for every route, the way FastAPI refuses an invalid parameter (422
+    naming it), so no route needs to remember; a JSON body's text is refused by the contracts."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            where = _nul_in_request(scope)
+            if where:
+                message = "may not contain a NUL character (\\x00)"
+                await problem(
+                    422,
+                    "Invalid request",
+                    f"1 invalid field(s): {where}",
+                    errors=[{"field": where, "message": message}],
+                )(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _nul_in_request(scope: Scope) -> str | None:
+    if NUL in str(scope.get("path", "")):
+        return "path"
+    query = bytes(scope.get("query_string") or b"").decode("latin-1")
+    if "%00" in query or NUL in query:
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            if NUL in key:
+                return "query"
+            if NUL in value:
+                return f"query.{key}"
+        return "query"
+    for name, value in scope.get("headers") or ():
+        if b"\0" in value:
+            return f"header.{name.decode('latin-1')}"
+    return None
 
 
 # Paging offsets stay within a 64-bit integer the databases can bind (a larger one made SQLite fail).
