@@ -86,6 +86,20 @@ def page(session: Session, where: ResultFilter, *, limit: int, offset: int) -> P
     return Page[ResultRead](items=[to_read(row) for row in rows], total=total, limit=limit, offset=offset)
 
 
+# A cell a spreadsheet would read as a formula (OWASP "CSV injection"): a machine reports its own
+# hostname, so `=HYPERLINK(...)` must reach the sheet as text. Numbers are not strings and stay numbers.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: empty for None, a leading quote before anything that starts a formula."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
 def iter_csv(db: Database, where: ResultFilter, *, chunk: int = 2000) -> Iterator[str]:
     """CSV text in pages, keyset-paginated on id, each page read in its own short transaction.
 
@@ -102,7 +116,7 @@ def iter_csv(db: Database, where: ResultFilter, *, chunk: int = 2000) -> Iterato
             ).all()
             records = [to_read(row).model_dump(mode="json") for row in batch]
         for data in records:
-            writer.writerow(["" if data[c] is None else data[c] for c in CSV_COLUMNS])
+            writer.writerow([csv_cell(data[c]) for c in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
