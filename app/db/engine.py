@@ -12,6 +12,7 @@ its folder can still be written; a read-only database (SQLite or PostgreSQL) is 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import DatabaseUnavailable
+
+log = logging.getLogger("hwadvisor.db")
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -111,6 +114,7 @@ class Database:
         self._writer_lock: AbstractContextManager[object] = threading.Lock() if is_sqlite(url) else nullcontext()
         self.file = sqlite_file(url)
         self._opened: tuple[int, int] | None = None  # (device, inode) of the file the first connection opened
+        self._reported: str | None = None
         if self.file is not None:
             event.listen(self.engine, "connect", self._remember_file)
 
@@ -137,11 +141,11 @@ class Database:
         try:
             now = os.stat(self.file)
         except FileNotFoundError:
-            return f"the database file {self.file} is gone: it was removed while the server ran"
+            return f"the database file {self.file.name} is gone: it was removed while the server ran"
         except OSError as exc:
-            return f"the database file {self.file} cannot be found: {exc.strerror}"
+            return f"the database file {self.file.name} cannot be checked: {exc.strerror}"
         if self._opened is not None and (now.st_dev, now.st_ino) != self._opened:
-            return f"the database file {self.file} was replaced while the server ran"
+            return f"the database file {self.file.name} was replaced while the server ran"
         return None
 
     def unwritable(self) -> str | None:
@@ -152,16 +156,23 @@ class Database:
         if lost is not None:
             return lost
         if not os.access(self.file, os.W_OK):
-            return f"the database file {self.file} is read-only"
+            return f"the database file {self.file.name} is read-only"
         if not os.access(self.file.parent, os.W_OK | os.X_OK):
-            return f"the database folder {self.file.parent} is read-only"
+            return "the database file's folder is read-only"
         return None
+
+    def _refuse(self, problem: str) -> DatabaseUnavailable:
+        """The 503 to raise; the log (once per problem) has the full path, the answer only the file's name."""
+        if problem != self._reported:
+            self._reported = problem
+            log.error("%s (%s): refusing writes until it is fixed", problem, self.file or make_url(self.url).database)
+        return DatabaseUnavailable(problem, hint=self._hint)
 
     def check_file(self) -> None:
         """Refuse (503) to answer from a SQLite file that is no longer the one at the path."""
         problem = self.lost_file()
         if problem is not None:
-            raise DatabaseUnavailable(problem, hint=self._hint)
+            raise self._refuse(problem)
 
     def check_writable(self, session: Session | None = None) -> None:
         """Refuse (503) when writes cannot be durable; with a session, PostgreSQL is asked too."""
@@ -173,7 +184,8 @@ class Database:
             if read_only:
                 problem = "the database is read-only (a standby, or default_transaction_read_only is on)"
         if problem is not None:
-            raise DatabaseUnavailable(problem, hint=self._hint)
+            raise self._refuse(problem)
+        self._reported = None
 
     @contextmanager
     def reading(self) -> Iterator[Session]:
@@ -196,7 +208,7 @@ class Database:
                 self.check_writable()
         except DBAPIError as exc:
             if _read_only_error(exc):
-                raise DatabaseUnavailable("the database is read-only", hint=self._hint) from exc
+                raise self._refuse("the database is read-only") from exc
             raise
 
     def dispose(self) -> None:
