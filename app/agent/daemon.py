@@ -91,10 +91,11 @@ class Agent:
         if not held:
             return None
         latest = held[-1]
-        return (
+        note = (
             f"{len(held)} run(s) refused by the server, kept in quarantine in {self.outbox.path}"
             f" (latest {latest.run_id}: {latest.reason[:300]}); see `hwadvisor agent outbox` on this machine"
         )
+        return note[:2000]
 
     def drain(self, *, until_empty: bool = False, attempts: int | None = None) -> bool:
         """Upload every ready run; True when none is left waiting.

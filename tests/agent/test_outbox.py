@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from app.agent.daemon import backoff_delays
+from app.agent.client import AgentClient
+from app.agent.daemon import Agent, backoff_delays
 from app.agent.outbox import Outbox
 from app.agent.settings import AgentSettings, exposure_warning
+from app.contracts import Heartbeat
 from app.errors import ConfigError
 from testkit.factories import h100_spec, result
 
@@ -131,3 +133,19 @@ def test_a_config_readable_by_others_is_reported_with_the_fix(tmp_path: Path) ->
     assert warning is not None and "its group and every user" in warning and f"chmod 600 {path}" in warning
     path.chmod(0o640)
     assert "readable by its group (" in (exposure_warning(path) or "")
+
+
+def test_the_heartbeat_note_reports_quarantined_runs(tmp_path: Path) -> None:
+    path = tmp_path / "outbox.db"
+    refused = _filled_outbox(path, results=1)
+    outbox = Outbox(path)
+    settings = AgentSettings(server="http://127.0.0.1:9", machine_id=uuid.uuid4(), token="t", outbox=path)
+    with AgentClient(settings.server, settings.token) as client:
+        agent = Agent(settings, client, outbox)
+        assert agent.quarantine_note() is None
+        outbox.quarantine(refused, "the server refused POST /api/v1/runs (413): too many results", 413)
+        note = agent.quarantine_note()
+    assert note is not None and note.startswith("1 run(s) refused by the server, kept in quarantine")
+    assert str(refused) in note and "(413)" in note and len(note) <= 2000
+    Heartbeat(note=note)  # fits the wire
+    outbox.close()
