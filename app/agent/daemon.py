@@ -137,7 +137,11 @@ class Agent:
                     break
                 continue
             except HwadvisorError as exc:
-                self._refused(report, exc)
+                try:
+                    self._refused(report, exc)
+                except ServerUnavailable as unknown:  # could not ask whether the machine may still upload
+                    failure = unknown
+                    break
                 continue
             self.outbox.delete(report.run_id)
             log.info("uploaded run %s (%s)", stored.run_id, "new" if created else "already stored")
@@ -149,7 +153,7 @@ class Agent:
         if isinstance(exc, AuthError) and not self._may_upload(exc):
             left = self.outbox.pending()
             raise type(exc)(
-                f"{exc}; the {left} run(s) in the outbox {self.outbox.path} are kept and sent once the"
+                f"{exc.message}; the {left} run(s) in the outbox {self.outbox.path} are kept and sent once the"
                 " server accepts this agent again",
                 hint=exc.hint,
             ) from exc
@@ -171,6 +175,8 @@ class Agent:
             return False
         try:
             reply = self.client.heartbeat(Heartbeat(state=self._state))
+        except ServerUnavailable:
+            raise
         except HwadvisorError:
             return False
         return reply.status not in (MachineStatus.pending, MachineStatus.retired)

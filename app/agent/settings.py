@@ -37,8 +37,8 @@ class AgentSettings(BaseModel):
     """The machine counts as quiet when other processes use less than this share of all CPUs."""
     poll_interval_s: float = Field(default=5.0, gt=0)
     job_upload_attempts: int = Field(default=8, ge=1, le=100)
-    """Uploads tried (with backoff, ~1.5 min at most by default) before a job whose run the server would
-    not take is reported failed; the run stays in the outbox and is sent on later turns of the loop."""
+    """Uploads tried (with backoff: by default ~1 min on average, 2 min at most) before a job whose run
+    the server would not take is reported failed; the run stays in the outbox for later turns of the loop."""
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
