@@ -2,7 +2,10 @@
 
 Starts the server, enrols this machine through the agent path (probe -> enrollment token ->
 machine token over HTTP), approves it as the local operator, measures the quick suite, uploads
-the run with the machine token, prints what was measured, and keeps serving until Ctrl-C.
+the run with the machine token, prints what was measured, and keeps serving until Ctrl-C or
+SIGTERM, with this machine's agent running beside the server (heartbeats, so the machine stays
+online; claims the jobs queued for it). Stopping stops both children: the agent first (it
+finishes its config and hands a job back), then the server.
 """
 
 from __future__ import annotations
@@ -12,13 +15,19 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import httpx
 
 from app.agent.client import AgentClient
+from app.agent.settings import AgentSettings
 from app.bench.config import BenchConfig
 from app.bench.report import render_results
 from app.bench.runner import run_report, run_suite
@@ -34,6 +43,10 @@ from app.recommender import recommend
 from app.recommender.table import render
 
 STARTUP_TIMEOUT_S = 60
+AGENT_POLL_S = 10.0
+"""The local agent's turn: a heartbeat and a look for jobs (a machine is offline after 60 s without one)."""
+AGENT_STOP_S = 60
+SERVER_STOP_S = 15
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -65,9 +78,43 @@ def wait_until_healthy(base_url: str, server: subprocess.Popen[bytes]) -> None:
     raise HwadvisorError(f"the server did not answer on {base_url} within {STARTUP_TIMEOUT_S} s")
 
 
-def measure_quick(spec: MachineSpec, echo: Callable[[str], None]) -> RunReport:
-    """The quick suite on this machine, as the agent runs it."""
-    suite = load_suite("quick")
+def start_agent(config: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "app", "agent", "run", "--config", str(config)])
+
+
+def stop_child(child: subprocess.Popen[bytes] | None, sig: signal.Signals, timeout_s: float) -> None:
+    """Ask a child to stop, and kill it if it has not within the timeout."""
+    if child is None or child.poll() is not None:
+        return
+    child.send_signal(sig)
+    try:
+        child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops `up` the way Ctrl-C does, so its children are stopped too (by default SIGTERM
+    ends the process at once and leaves them running)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous: Any = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def measure_quick(spec: MachineSpec, echo: Callable[[str], None], suite_name: str = "quick") -> RunReport:
+    """The quick suite (or another) on this machine, as the agent runs it."""
+    suite = load_suite(suite_name)
     started = datetime.now(UTC)
 
     def progress(index: int, total: int, config: BenchConfig, eta: float | None) -> None:
@@ -90,9 +137,19 @@ def first_recommendation(db: Database, workload: str = "resnet50") -> str:
     return "\n".join(parts) + "\nbudgets, SLOs, objectives: hwadvisor recommend --help"
 
 
-def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None], serve: bool = True) -> None:
+def up(
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    echo: Callable[[str], None],
+    serve: bool = True,
+    suite: str = "quick",
+    quiet_check: bool = True,
+) -> None:
     if not _port_free(host, port):
         raise ConfigError(f"port {port} on {host} is in use", hint="choose another with --port")
+    load_suite(suite)  # an unknown suite is an error before anything starts
     url = settings.resolved_database_url
     migrate.upgrade(url)
     db = Database(url)
@@ -101,36 +158,68 @@ def up(settings: Settings, *, host: str, port: int, echo: Callable[[str], None],
             session, kind=TokenKind.enrollment, note="hwadvisor up", max_uses=1, expires_in=timedelta(hours=1)
         )
     base_url = f"http://{host}:{port}"
-    server = start_server(host, port)
-    try:
-        wait_until_healthy(base_url, server)
-        echo(f"server: {base_url} (database {url})")
-        spec = probe_machine()
-        echo(render_spec(spec))
-        with AgentClient(base_url, enrollment) as agent:
-            enrolled = agent.enroll(spec)
-        if enrolled.status is MachineStatus.pending:
-            with db.writing() as session:
-                machines.approve(session, enrolled.machine_id)
-        echo(f"enrolled this machine as {enrolled.machine_id} through the agent path")
-        report = measure_quick(spec, echo)
-        with AgentClient(base_url, enrolled.machine_token) as agent:
-            stored, _created = agent.upload_run(report)
-        echo(f"uploaded run {stored.run_id}: {stored.result_count} results")
-        echo(render_results(report.results))
-        echo(first_recommendation(db))
-        echo(f"dashboard: {base_url}/ (log in with the admin token printed at the first start)")
-        echo(f"API and its docs: {base_url}/docs")
-        if serve:
-            echo("serving until Ctrl-C")
-            server.wait()
-    except KeyboardInterrupt:
-        echo("stopping")
-    finally:
-        if server.poll() is None:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        db.dispose()
+    server: subprocess.Popen[bytes] | None = None
+    agent: subprocess.Popen[bytes] | None = None
+    with sigterm_as_interrupt():
+        try:
+            server = start_server(host, port)
+            wait_until_healthy(base_url, server)
+            echo(f"server: {base_url} (database {url})")
+            spec = probe_machine()
+            echo(render_spec(spec))
+            with AgentClient(base_url, enrollment) as client:
+                enrolled = client.enroll(spec)
+            if enrolled.status is MachineStatus.pending:
+                with db.writing() as session:
+                    machines.approve(session, enrolled.machine_id)
+            echo(f"enrolled this machine as {enrolled.machine_id} through the agent path")
+            report = measure_quick(spec, echo, suite)
+            with AgentClient(base_url, enrolled.machine_token) as client:
+                stored, _created = client.upload_run(report)
+            echo(f"uploaded run {stored.run_id}: {stored.result_count} results")
+            echo(render_results(report.results))
+            echo(first_recommendation(db))
+            echo(f"dashboard: {base_url}/ (log in with the admin token printed at the first start)")
+            echo(f"API and its docs: {base_url}/docs")
+            if serve:
+                config = settings.data_dir / "up-agent.json"
+                AgentSettings(
+                    server=base_url,
+                    machine_id=enrolled.machine_id,
+                    token=enrolled.machine_token,
+                    outbox=settings.data_dir / "up-agent-outbox.db",
+                    quiet_check=quiet_check,
+                    poll_interval_s=AGENT_POLL_S,
+                ).save(config)
+                agent = start_agent(config)
+                echo(
+                    f"this machine's agent runs beside the server (config {config}): it heartbeats, so the"
+                    " machine stays online, and runs the jobs queued for it"
+                    f" (hwadvisor jobs create --machine {enrolled.machine_id})"
+                )
+                echo("serving until Ctrl-C")
+                agent = serve_until_stopped(server, agent, config, echo)
+        except KeyboardInterrupt:
+            echo("stopping")
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the stopping short
+            stop_child(agent, signal.SIGTERM, AGENT_STOP_S)  # first, so that it can still upload
+            stop_child(server, signal.SIGINT, SERVER_STOP_S)
+            db.dispose()
+
+
+def serve_until_stopped(
+    server: subprocess.Popen[bytes], agent: subprocess.Popen[bytes] | None, config: Path, echo: Callable[[str], None]
+) -> subprocess.Popen[bytes] | None:
+    """Until the server exits (or a signal interrupts): an agent that exits is reported, not restarted."""
+    while server.poll() is None:
+        if agent is not None and agent.poll() is not None:
+            echo(
+                f"the agent exited with code {agent.returncode} (its log is above); the server goes on serving."
+                f" Start it again with: hwadvisor agent run --config {config}"
+            )
+            agent = None
+        time.sleep(0.5)
+    echo(f"the server exited with code {server.returncode}")
+    return agent

@@ -21,21 +21,40 @@ from app.contracts import (
     RunRead,
     RunReport,
 )
-from app.errors import AuthError, ConflictError, ForbiddenError, HwadvisorError, LimitError, NotFoundError
+from app.errors import (
+    AuthError,
+    ConflictError,
+    ForbiddenError,
+    HwadvisorError,
+    InvalidInput,
+    LimitError,
+    NotFoundError,
+)
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 JSON = {"content-type": "application/json"}
 _BY_STATUS: dict[int, type[HwadvisorError]] = {
+    400: InvalidInput,
     401: AuthError,
     403: ForbiddenError,
     404: NotFoundError,
     409: ConflictError,
     413: LimitError,
+    422: InvalidInput,
 }
+RETRY_LATER = frozenset({408, 429})
+"""4xx answers about the moment, not the request: asked again later, the server may take it."""
 
 
 class ServerUnavailable(HwadvisorError):
-    """The server could not be reached or answered 5xx: worth retrying later."""
+    """The server could not be reached, or answered 5xx (or 408/429): worth retrying later.
+
+    ``reachable`` tells the two apart: an answer about one request says nothing of the next one,
+    while a server that cannot be reached will not take the next upload either."""
+
+    def __init__(self, message: str, *, hint: str | None = None, reachable: bool = False) -> None:
+        super().__init__(message, hint=hint)
+        self.reachable = reachable
 
 
 class AgentClient:
@@ -65,11 +84,14 @@ class AgentClient:
                 f"cannot reach the hwadvisor server at {self.base_url}: {exc.__class__.__name__}",
                 hint="check the URL and that the server is running",
             ) from exc
-        if response.status_code >= 500:
-            raise ServerUnavailable(f"the server answered {response.status_code}: {_detail(response)}")
+        if response.status_code >= 500 or response.status_code in RETRY_LATER:
+            raise ServerUnavailable(f"the server answered {response.status_code}: {_detail(response)}", reachable=True)
         if response.status_code >= 400:
-            error = _BY_STATUS.get(response.status_code, HwadvisorError)
-            raise error(f"the server refused {method} {path} ({response.status_code}): {_detail(response)}")
+            error = _BY_STATUS.get(response.status_code, HwadvisorError)(
+                f"the server refused {method} {path} ({response.status_code}): {_detail(response)}"
+            )
+            error.status_code = response.status_code
+            raise error
         return response
 
     def enroll(self, spec: MachineSpec) -> EnrollResponse:

@@ -8,6 +8,10 @@
   had measured, and the job comes back through its lease.
 - Before a job the machine must be quiet (CPU use by others, other GPU processes); otherwise the
   agent reports ``busy`` and waits, rather than measure noise.
+- A run the server refuses (4xx) is quarantined in the outbox and the runs behind it go on; a
+  refused credential (401, or a machine not allowed to upload) stops the agent with every run kept.
+  Inside a job, uploads are retried ``job_upload_attempts`` times; then the job is reported failed
+  and the run waits in the outbox for a later turn of the loop.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from app.agent.quiet import busy_reason
 from app.agent.settings import AgentSettings
 from app.bench.runner import run_suite
 from app.bench.suites import Suite, load_suite, parse_suite
-from app.contracts import AgentState, Heartbeat, Job, JobStatus, MachineSpec, Result
-from app.errors import ConfigError, ForbiddenError
+from app.contracts import AgentState, Heartbeat, Job, JobStatus, MachineSpec, MachineStatus, Result, RunReport
+from app.errors import AuthError, ConfigError, ForbiddenError, HwadvisorError
 from app.probes import probe_machine
 
 log = logging.getLogger("hwadvisor.agent")
@@ -60,8 +64,11 @@ class Agent:
     stop: threading.Event = field(default_factory=threading.Event)
     delay: Callable[[int], float] = field(default_factory=backoff_delays)
     spec: MachineSpec | None = None
+    last_delivery_error: HwadvisorError | None = None
+    """Why the last upload that failed did, for the job's message."""
     _sent_spec: str | None = None
     _probed_at: float = 0.0
+    _state: AgentState = AgentState.idle
 
     # ------------------------------------------------------------------ plumbing
 
@@ -69,37 +76,110 @@ class Agent:
         if self.spec is None or time.monotonic() - self._probed_at > REPROBE_S:
             self.spec = probe_machine()
             self._probed_at = time.monotonic()
+        self._state = state
         changed = self.spec.model_dump_json() != self._sent_spec
+        beat = Heartbeat(state=state, note=note or self.quarantine_note(), spec=self.spec if changed else None)
         try:
-            self.client.heartbeat(Heartbeat(state=state, note=note, spec=self.spec if changed else None))
+            self.client.heartbeat(beat)
             self._sent_spec = self.spec.model_dump_json()
         except ServerUnavailable as exc:
             log.warning("heartbeat failed: %s", exc)
 
-    def drain(self, *, until_empty: bool = False) -> bool:
-        """Upload every ready run; True when the outbox is empty.
+    def quarantine_note(self) -> str | None:
+        """What the heartbeat says while the outbox holds runs the server refused."""
+        held = self.outbox.quarantined()
+        if not held:
+            return None
+        latest = held[-1]
+        note = (
+            f"{len(held)} run(s) refused by the server, kept in quarantine in {self.outbox.path}"
+            f" (latest {latest.run_id}: {latest.reason[:300]}); see `hwadvisor agent outbox` on this machine"
+        )
+        return note[:2000]
 
-        With until_empty, an unreachable server is retried with backoff until it answers, or, once
-        the agent is told to stop, a few more times: what is left stays in the outbox for next start."""
+    def drain(self, *, until_empty: bool = False, attempts: int | None = None) -> bool:
+        """Upload every ready run; True when none is left waiting.
+
+        With until_empty, a server that cannot take them is retried with backoff until it does, at
+        most ``attempts`` times, or, once the agent is told to stop, a few more times: what is left
+        stays in the outbox for the next turn or the next start."""
         attempt = 0
         while True:
-            try:
-                for report in self.outbox.ready():
-                    stored, created = self.client.upload_run(report)
-                    self.outbox.delete(report.run_id)
-                    log.info("uploaded run %s (%s)", stored.run_id, "new" if created else "already stored")
+            failure = self._deliver_ready()
+            if failure is None:
                 return True
+            self.last_delivery_error = failure
+            if not until_empty or (self.stop.is_set() and attempt >= STOPPING_RETRIES):
+                log.warning("upload deferred, kept in the outbox: %s", failure)
+                return False
+            if attempts is not None and attempt + 1 >= attempts:
+                log.warning("upload failed %d times, kept in the outbox for later: %s", attempt + 1, failure)
+                return False
+            wait = self.delay(attempt)
+            attempt += 1
+            log.warning("upload failed (%s); retrying in %.1f s", failure, wait)
+            if self.stop.is_set():
+                time.sleep(min(wait, 1.0))
+            else:
+                self.stop.wait(wait)
+
+    def _deliver_ready(self) -> ServerUnavailable | None:
+        """One pass over the ready runs: upload, or quarantine what the server refuses. The last
+        failure worth retrying, or None. A server that cannot be reached ends the pass; one that
+        answered 5xx for one run may take the next."""
+        failure = None
+        for report in self.outbox.ready():
+            try:
+                stored, created = self.client.upload_run(report)
             except ServerUnavailable as exc:
-                if not until_empty or (self.stop.is_set() and attempt >= STOPPING_RETRIES):
-                    log.warning("upload deferred, kept in the outbox: %s", exc)
-                    return False
-                wait = self.delay(attempt)
-                attempt += 1
-                log.warning("upload failed (%s); retrying in %.1f s", exc, wait)
-                if self.stop.is_set():
-                    time.sleep(min(wait, 1.0))
-                else:
-                    self.stop.wait(wait)
+                failure = exc
+                if not exc.reachable:
+                    break
+                continue
+            except HwadvisorError as exc:
+                try:
+                    self._refused(report, exc)
+                except ServerUnavailable as unknown:  # could not ask whether the machine may still upload
+                    failure = unknown
+                    break
+                continue
+            self.outbox.delete(report.run_id)
+            log.info("uploaded run %s (%s)", stored.run_id, "new" if created else "already stored")
+        return failure
+
+    def _refused(self, report: RunReport, exc: HwadvisorError) -> None:
+        """The server refused an upload. A refusal of this agent (its token, its machine's standing)
+        stops the agent and keeps every run; a refusal of this run sets the run aside."""
+        if isinstance(exc, AuthError) and not self._may_upload(exc):
+            left = self.outbox.pending()
+            raise type(exc)(
+                f"{exc.message}; the {left} run(s) in the outbox {self.outbox.path} are kept and sent once the"
+                " server accepts this agent again",
+                hint=exc.hint,
+            ) from exc
+        self.outbox.quarantine(report.run_id, str(exc), exc.status_code)
+        log.error(
+            "the server refused run %s (job %s, %d results): %s. It is quarantined, kept on disk in %s;"
+            " the runs behind it go on (`hwadvisor agent outbox` lists it and can send it again)",
+            report.run_id,
+            report.job_id or "none",
+            len(report.results),
+            exc,
+            self.outbox.path,
+        )
+
+    def _may_upload(self, exc: AuthError) -> bool:
+        """After a 403 on an upload: is this machine still allowed to upload at all? (A 401 means the
+        token itself is refused.) Asked with a heartbeat, which pending machines may send too."""
+        if not isinstance(exc, ForbiddenError):
+            return False
+        try:
+            reply = self.client.heartbeat(Heartbeat(state=self._state))
+        except ServerUnavailable:
+            raise
+        except HwadvisorError:
+            return False
+        return reply.status not in (MachineStatus.pending, MachineStatus.retired)
 
     # ------------------------------------------------------------------ jobs
 
@@ -115,6 +195,7 @@ class Agent:
             self._finish(job, JobStatus.failed, f"this agent cannot run the job's suite: {exc}")
             return
         run_id = self.outbox.open_run(suite=suite.name, agent_version=__version__, machine=self.spec, job_id=job.id)
+        self._state = AgentState.running
         cancelled = False
 
         def on_result(index: int, total: int, result: Result) -> None:
@@ -125,9 +206,11 @@ class Agent:
                 cancelled = state.status is JobStatus.cancelled
             except ServerUnavailable as exc:
                 log.warning("progress report failed (the job's lease may lapse): %s", exc)
-            except ForbiddenError as exc:  # the lease lapsed and the job went elsewhere: stop measuring it
+            except AuthError as exc:  # the lease lapsed and the job went elsewhere, or the machine was retired
                 log.warning("job %s is no longer ours: %s", job.id, exc)
                 cancelled = True
+            except HwadvisorError as exc:
+                log.warning("progress report refused: %s", exc)
 
         run = run_suite(
             suite,
@@ -137,20 +220,38 @@ class Agent:
             should_stop=lambda: self.stop.is_set() or cancelled,
         )
         self.outbox.close_run(run_id)
-        self.drain(until_empty=True)
+        self.last_delivery_error = None
+        self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
+        self._state = AgentState.idle
         if cancelled:
             log.info("job %s was cancelled after %d configs", job.id, len(run.results))
             return
+        left = self.outbox.state_of(run_id)
         if run.interrupted:
             message = f"agent stopped after {len(run.results)} configs; handed back to the queue"
             self._finish(job, JobStatus.queued, message)
+        elif left == "quarantined":
+            (held,) = [q for q in self.outbox.quarantined() if q.run_id == run_id]
+            message = (
+                f"the server refused run {run_id} ({len(run.results)} results): {held.reason}; the agent keeps it"
+                " in its outbox's quarantine (hwadvisor agent outbox)"
+            )
+            self._finish(job, JobStatus.failed, message)
+        elif left is not None:
+            message = (
+                f"measured {len(run.results)} configs, but the server did not store run {run_id} after"
+                f" {self.settings.job_upload_attempts} tries ({self.last_delivery_error}); the run stays in"
+                " the agent's outbox and is uploaded when the server takes it"
+            )
+            log.warning("job %s: %s", job.id, message)
+            self._finish(job, JobStatus.failed, message)
         else:
             self._finish(job, JobStatus.done, f"{len(run.results)} results in run {run_id}")
 
     def _finish(self, job: Job, status: JobStatus, message: str) -> None:
         try:
-            self.client.finish(job.id, status, message)
-        except (ServerUnavailable, ForbiddenError) as exc:
+            self.client.finish(job.id, status, message[:2000])
+        except HwadvisorError as exc:
             log.warning("could not report job %s as %s: %s", job.id, status.value, exc)
 
     # ------------------------------------------------------------------ loop

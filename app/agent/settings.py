@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -35,6 +36,9 @@ class AgentSettings(BaseModel):
     max_busy_cpu_percent: float = Field(default=25.0, ge=0, le=100)
     """The machine counts as quiet when other processes use less than this share of all CPUs."""
     poll_interval_s: float = Field(default=5.0, gt=0)
+    job_upload_attempts: int = Field(default=8, ge=1, le=100)
+    """Uploads tried (with backoff: by default ~1 min on average, 2 min at most) before a job whose run
+    the server would not take is reported failed; the run stays in the outbox for later turns of the loop."""
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,3 +59,19 @@ class AgentSettings(BaseModel):
             ) from None
         except ValueError as exc:
             raise ConfigError(f"the agent config {path} is not valid: {exc}") from exc
+
+
+def exposure_warning(path: Path) -> str | None:
+    """Why the config file (it holds the machine token) is readable by more than its owner, with
+    the command that fixes it; None when it is not."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    who = [name for bit, name in ((stat.S_IRGRP, "its group"), (stat.S_IROTH, "every user")) if mode & bit]
+    if not who:
+        return None
+    return (
+        f"the agent config {path} holds this machine's token and is readable by {' and '.join(who)}"
+        f" (mode {stat.S_IMODE(mode):o}): chmod 600 {path}"
+    )

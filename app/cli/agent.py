@@ -56,11 +56,52 @@ def run(
     import logging
 
     from app.agent.daemon import run_agent
-    from app.agent.settings import AgentSettings, default_config_path
+    from app.agent.settings import AgentSettings, default_config_path, exposure_warning
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    settings = AgentSettings.load(config or default_config_path())
+    path = config or default_config_path()
+    settings = AgentSettings.load(path)
+    warning = exposure_warning(path)
+    if warning:
+        logging.getLogger("hwadvisor.agent").warning(warning)
     if quiet_check is not None:
         settings.quiet_check = quiet_check
     run_agent(settings, once=once, fixed_iterations=iterations)
+
+
+@group.command("outbox")
+def outbox(
+    config: ConfigOption = None,
+    retry: Annotated[
+        str | None, typer.Option(help="Offer a quarantined run (its id, or 'all') for upload again.")
+    ] = None,
+) -> None:
+    """What the agent has not delivered: runs waiting to upload, and runs the server refused (quarantined)."""
+    import uuid
+
+    from app.agent.outbox import Outbox
+    from app.agent.settings import AgentSettings, default_config_path
+    from app.errors import ConfigError
+
+    settings = AgentSettings.load(config or default_config_path())
+    box = Outbox(settings.outbox)
+    try:
+        if retry is not None:
+            try:
+                run_id = None if retry == "all" else uuid.UUID(retry)
+            except ValueError:
+                raise ConfigError(f"--retry takes a run id or 'all', not {retry!r}") from None
+            released = box.release(run_id)
+            typer.echo(f"{released} run(s) will be uploaded again at the agent's next turn")
+        typer.echo(f"outbox {settings.outbox}: {box.pending()} run(s) waiting to upload")
+        held = box.quarantined()
+        if held:
+            typer.echo(f"{len(held)} run(s) quarantined (the server refused them; kept here):")
+        for item in held:
+            typer.echo(
+                f"  {item.run_id}  job {item.job_id or '-'}  {item.suite}  {item.results} results"
+                f"  {item.quarantined_at:%Y-%m-%d %H:%M}Z  {item.reason}"
+            )
+    finally:
+        box.close()

@@ -56,10 +56,28 @@ def _share_metrics_between_workers(data_dir: Path) -> None:
 
 def up(
     port: Annotated[int | None, typer.Option(help="Port (HWADVISOR_PORT, default 8321).")] = None,
-    serve: Annotated[bool, typer.Option(help="Keep serving after the first look; --no-serve exits.")] = True,
+    serve: Annotated[
+        bool,
+        typer.Option(help="Keep serving, with this machine's agent running, after the first look; --no-serve exits."),
+    ] = True,
+    suite: Annotated[
+        str, typer.Option(help="The first look's suite: quick, standard, full, or a TOML file.")
+    ] = "quick",
+    quiet_check: Annotated[
+        bool, typer.Option(help="The local agent waits for other load to stop before running a job.")
+    ] = True,
 ) -> None:
-    """Start everything on this machine (server on the embedded database, this machine enrolled) and serve."""
+    """Start everything on this machine (server on the embedded database, this machine enrolled, its agent
+    running) and serve until Ctrl-C or SIGTERM, which stop the server and the agent too."""
     from app.quickstart import up as run_up
 
     settings = get_settings()
-    run_up(settings, host=settings.host, port=port or settings.port, echo=typer.echo, serve=serve)
+    run_up(
+        settings,
+        host=settings.host,
+        port=port or settings.port,
+        echo=typer.echo,
+        serve=serve,
+        suite=suite,
+        quiet_check=quiet_check,
+    )

@@ -5,15 +5,25 @@
    restarted agent completes it.
 3. Two agents race for one job: exactly one runs it.
 4. A wrong, revoked or unapproved token: a clear error message and a non-zero exit, nothing stored.
+5. Runs the server refuses (unknown job 409, too large 413) are quarantined and the runs behind them
+   delivered; a retired machine's runs stay in the outbox. A database that refuses every run (5xx)
+   fails the job after a bounded number of tries and the run is delivered once it takes it.
 """
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
+from app.agent.outbox import Outbox
+from app.contracts import MachineSpec
+from app.probes import probe_machine
+from testkit.factories import result
 from testkit.processes import Admin, AgentProcess, ServerProcess, wait_for
 from tests.conftest import BACKENDS, ScratchDatabases
 
@@ -144,3 +154,118 @@ def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
     results = admin.results(machine_id=machine_id)
     assert 1 <= len(results) < CONFIGS, "the configs that finished were uploaded before exiting"
     assert all(r["status"] == "ok" for r in results)
+
+
+ONE_CONFIG = """
+name = "one"
+[measure]
+warmup_budget_s = 0.05
+time_budget_s = 0.2
+[[grid]]
+workloads = ["lstm"]
+batch_sizes = [4]
+threads = [1]
+"""
+
+
+@pytest.fixture(params=BACKENDS)
+def strict_server(request: pytest.FixtureRequest, scratch: ScratchDatabases, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A server that takes at most 3 results in a run."""
+    process = ServerProcess(scratch.new(request.param), tmp_path, env={"HWADVISOR_MAX_RESULTS_PER_RUN": "3"}).start()
+    yield process
+    process.stop()
+
+
+def queue_run(outbox_path: Path, spec: MachineSpec, results: int, job_id: uuid.UUID | None = None) -> uuid.UUID:
+    """A finished run left in the agent's outbox, as a killed or refused agent leaves it."""
+    outbox = Outbox(outbox_path)
+    try:
+        run_id = outbox.open_run(suite="tiny", agent_version="0.1.0", machine=spec, job_id=job_id)
+        for seq in range(results):
+            outbox.add_result(run_id, seq, result(device="cpu", precision="fp32", batch_size=seq + 1))
+        outbox.close_run(run_id)
+        return run_id
+    finally:
+        outbox.close()
+
+
+def test_runs_the_server_refuses_are_quarantined_and_the_runs_behind_them_are_delivered(
+    strict_server: ServerProcess, tmp_path: Path
+) -> None:
+    admin = Admin(strict_server.url)
+    agent, machine_id = enrolled_agent(strict_server, admin, tmp_path, "a")
+    agent.config.chmod(0o644)
+    outbox = agent.home / "outbox.db"
+    spec = probe_machine()
+    unknown_job = queue_run(outbox, spec, results=1, job_id=uuid.uuid4())  # 409
+    too_large = queue_run(outbox, spec, results=4)  # 413
+    behind = queue_run(outbox, spec, results=2)
+
+    first = agent.command("run", "--once", "--no-quiet-check")
+    assert first.returncode == 0 and "Traceback" not in first.stderr, first.stderr
+    assert [r["run_id"] for r in admin.results(machine_id=machine_id)] == [str(behind)] * 2
+    for run_id, status in ((unknown_job, 409), (too_large, 413)):
+        assert f"the server refused run {run_id}" in first.stderr and f"({status})" in first.stderr
+    assert "quarantined" in first.stderr and f"chmod 600 {agent.config}" in first.stderr
+
+    again = agent.command("run", "--once", "--no-quiet-check")
+    assert again.returncode == 0 and "refused run" not in again.stderr, again.stderr
+    listed = agent.command("outbox")
+    assert listed.returncode == 0 and "2 run(s) quarantined" in listed.stdout
+    assert str(unknown_job) in listed.stdout and "(409)" in listed.stdout and "(413)" in listed.stdout
+
+    admin.http.post(f"/api/v1/machines/{machine_id}/retire").raise_for_status()
+    kept = queue_run(outbox, spec, results=1)
+    retired = agent.command("run", "--once", "--no-quiet-check")
+    assert retired.returncode == 1 and "revoked" in retired.stderr and "are kept" in retired.stderr, retired.stderr
+    box = Outbox(outbox)
+    assert box.state_of(kept) == "ready" and box.pending() == 1, "a refused credential quarantines nothing"
+    box.close()
+
+
+def _refuse_runs(database_url: str, refuse: bool) -> None:
+    """Make the server's database refuse (or take again) every run: a persistent 5xx on upload."""
+    engine = create_engine(database_url)
+    sqlite = engine.dialect.name == "sqlite"
+    if refuse:
+        statements = (
+            ["CREATE TRIGGER refuse_runs BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"]
+            if sqlite
+            else [
+                "CREATE FUNCTION refuse_runs() RETURNS trigger LANGUAGE plpgsql AS"
+                " $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
+                "CREATE TRIGGER refuse_runs BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION refuse_runs()",
+            ]
+        )
+    else:
+        statements = ["DROP TRIGGER refuse_runs"] if sqlite else ["DROP TRIGGER refuse_runs ON runs"]
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.execute(text(statement))
+    engine.dispose()
+
+
+def test_a_server_that_keeps_failing_uploads_fails_the_job_and_the_run_is_delivered_later(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    admin = Admin(server.url)
+    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
+    settings = json.loads(agent.config.read_text())
+    agent.config.write_text(json.dumps({**settings, "job_upload_attempts": 2}))
+    database_url = server.env["HWADVISOR_DATABASE_URL"]
+    _refuse_runs(database_url, True)
+    job_id = admin.job(ONE_CONFIG, machine_id=machine_id)
+    agent.start(ITERATIONS)
+    try:
+        job = wait_for(
+            "the job to fail",
+            lambda: (j := admin.get_job(job_id))["status"] == "failed" and j,
+            timeout_s=90,
+        )
+        assert "stays in the agent's outbox" in job["message"] and "500" in job["message"], job["message"]
+        assert admin.results(machine_id=machine_id) == []
+        _refuse_runs(database_url, False)
+        delivered = wait_for("the run to be delivered", lambda: admin.results(machine_id=machine_id), timeout_s=30)
+    finally:
+        assert agent.stop() == 0, agent.log()
+    assert len(delivered) == 1 and delivered[0]["status"] == "ok"
