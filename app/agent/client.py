@@ -94,8 +94,10 @@ class AgentClient:
             raise error
         return response
 
-    def enroll(self, spec: MachineSpec) -> EnrollResponse:
-        body = EnrollRequest(spec=spec).model_dump(mode="json")
+    def enroll(self, spec: MachineSpec, machine_token: str | None = None) -> EnrollResponse:
+        """Enrol this machine; ``machine_token`` (the current one, when re-enrolling) proves it is this
+        machine's agent, so the server rotates the token at once instead of waiting for an admin."""
+        body = EnrollRequest(spec=spec, machine_token=machine_token).model_dump(mode="json")
         return EnrollResponse.model_validate(self._request("POST", "/api/v1/agents/enroll", json=body).json())
 
     def heartbeat(self, beat: Heartbeat) -> HeartbeatReply:

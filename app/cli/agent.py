@@ -16,6 +16,21 @@ ConfigOption = Annotated[
 ]
 
 
+def _current_token(path: Path, server: str) -> str | None:
+    """The machine token of an existing config for the same server: re-enrolling proves with it that
+    this is the machine's own agent (without it, the server holds the new token for an admin)."""
+    from app.agent.settings import AgentSettings
+    from app.errors import HwadvisorError
+
+    if not path.is_file():
+        return None
+    try:
+        current = AgentSettings.load(path)
+    except (OSError, HwadvisorError):
+        return None
+    return current.token if current.server.rstrip("/") == server.rstrip("/") else None
+
+
 @group.command("enroll")
 def enroll(
     server: Annotated[str, typer.Option(help="The hwadvisor server, e.g. http://lab-server:8321")],
@@ -30,8 +45,9 @@ def enroll(
     from app.probes import probe_machine
 
     path = config or default_config_path()
+    current = _current_token(path, server)
     with AgentClient(server, token) as client:
-        enrolled = client.enroll(probe_machine())
+        enrolled = client.enroll(probe_machine(), machine_token=current)
     settings = AgentSettings(
         server=server, machine_id=enrolled.machine_id, token=enrolled.machine_token, quiet_check=quiet_check
     )

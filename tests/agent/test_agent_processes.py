@@ -269,3 +269,25 @@ def test_a_server_that_keeps_failing_uploads_fails_the_job_and_the_run_is_delive
     finally:
         assert agent.stop() == 0, agent.log()
     assert len(delivered) == 1 and delivered[0]["status"] == "ok"
+
+
+def test_reenrolling_with_its_own_config_rotates_the_token_and_a_stranger_waits_for_an_admin(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """The agent proves it is the machine's own by sending its current token; the same hardware
+    enrolled from a config-less copy (a stranger who knows the fingerprint) is held for approval."""
+    admin = Admin(server.url)
+    agent, machine_id = enrolled_agent(server, admin, tmp_path, "rotating")
+    old_token = json.loads(agent.config.read_text())["token"]
+
+    again = agent.command("enroll", "--server", server.url, "--token", admin.enrollment_token())
+    assert again.returncode == 0, again.stderr
+    assert f"machine {machine_id} (" in again.stdout and "pending" not in again.stdout
+    new_token = json.loads(agent.config.read_text())["token"]
+    assert new_token != old_token
+    assert agent.command("run", "--once", "--no-quiet-check").returncode == 0
+
+    stranger = AgentProcess(tmp_path / "stranger", "rotating")
+    held = stranger.command("enroll", "--server", server.url, "--token", admin.enrollment_token())
+    assert held.returncode == 0 and "pending" in held.stdout and "approve" in held.stdout
+    assert agent.command("run", "--once", "--no-quiet-check").returncode == 0, "the real agent keeps working"
