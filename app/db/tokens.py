@@ -45,6 +45,10 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+NOTE_MAX = 200
+"""The note column's length (``TokenRow.note``)."""
+
+
 def issue(
     session: Session,
     *,
@@ -55,7 +59,10 @@ def issue(
     machine_id: uuid.UUID | None = None,
     awaiting_approval: bool = False,
 ) -> tuple[TokenRow, str]:
-    """Store a new token and return it with its secret, which is never stored or shown again."""
+    """Store a new token and return it with its secret, which is never stored or shown again. A note
+    the server composes (a hostname in it) is cut to what the column holds."""
+    if len(note) > NOTE_MAX:
+        note = note[: NOTE_MAX - 1] + "…"
     token_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     row = TokenRow(

@@ -134,3 +134,12 @@ def test_a_retired_machine_is_brought_back_by_an_admin(api: Api) -> None:
 
 def test_unretiring_an_unknown_machine_is_404(api: Api) -> None:
     assert api.client.post(f"/api/v1/machines/{uuid.uuid4()}/unretire", headers=api.admin).status_code == 404
+
+
+def test_a_reenrolment_from_a_host_with_the_longest_name_is_held_not_a_server_error(api: Api) -> None:
+    """The held token's note names the host; a 200-character hostname must still fit its column
+    (PostgreSQL enforces the length; the fuzzer found this as a 500)."""
+    spec = machine_spec().model_copy(update={"hostname": "h" * 200})
+    api.enroll(spec)
+    answer = _reenroll(api, spec, machine_token="hwa_machine_000000000000." + "A" * 43)
+    assert answer["status"] == "pending"
