@@ -22,6 +22,19 @@ ADMIN = "process-admin-token-0123456789abcdef"
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 
 
+# A suite of one config of a fraction of a second: a job an agent process finishes in seconds.
+ONE_CONFIG = """
+name = "one"
+[measure]
+warmup_budget_s = 0.05
+time_budget_s = 0.2
+[[grid]]
+workloads = ["lstm"]
+batch_sizes = [4]
+threads = [1]
+"""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

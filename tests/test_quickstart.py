@@ -14,20 +14,8 @@ import psutil
 import pytest
 
 from testkit import ROOT
-from testkit.processes import ADMIN, Admin, free_port, wait_for
+from testkit.processes import ADMIN, ONE_CONFIG, Admin, free_port, wait_for
 from tests.conftest import BACKENDS, ScratchDatabases
-
-# The first look and the job: one config each, so the test measures in seconds.
-ONE_CONFIG = """
-name = "one"
-[measure]
-warmup_budget_s = 0.05
-time_budget_s = 0.2
-[[grid]]
-workloads = ["lstm"]
-batch_sizes = [4]
-threads = [1]
-"""
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

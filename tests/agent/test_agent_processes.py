@@ -24,7 +24,7 @@ from app.agent.outbox import Outbox
 from app.contracts import MachineSpec
 from app.probes import probe_machine
 from testkit.factories import result
-from testkit.processes import Admin, AgentProcess, ServerProcess, wait_for
+from testkit.processes import ONE_CONFIG, Admin, AgentProcess, ServerProcess, wait_for
 from tests.conftest import BACKENDS, ScratchDatabases
 
 # Eight configs of a few tenths of a second each: long enough to interrupt, short enough for CI.
@@ -154,18 +154,6 @@ def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
     results = admin.results(machine_id=machine_id)
     assert 1 <= len(results) < CONFIGS, "the configs that finished were uploaded before exiting"
     assert all(r["status"] == "ok" for r in results)
-
-
-ONE_CONFIG = """
-name = "one"
-[measure]
-warmup_budget_s = 0.05
-time_budget_s = 0.2
-[[grid]]
-workloads = ["lstm"]
-batch_sizes = [4]
-threads = [1]
-"""
 
 
 @pytest.fixture(params=BACKENDS)
