@@ -60,10 +60,12 @@ async function loadPages() {
 const menu = () => [...state.pages.values()].filter((m) => m.page.order !== null && m.page.order !== undefined)
   .sort((a, b) => a.page.order - b.page.order);
 
+let navigation = 0; // which route() call is the latest: an earlier, slower one must not draw over it
+
 async function route() {
+  const current = ++navigation;
   clearTimeout(state.timer);
   destroyCharts();
-  const main = document.getElementById("main");
   const [path, search] = location.hash.replace(/^#\/?/, "").split("?");
   const [name, ...rest] = path.split("/");
   if (!state.kind) await whoAmI();
@@ -71,8 +73,18 @@ async function route() {
   try {
     if (!state.registry) await loadPages();
   } catch (e) {
-    if (!(e instanceof ApiError && e.status === 401)) failure(main, e);
+    if (!(e instanceof ApiError && e.status === 401)) failure(document.getElementById("main"), e);
     return;
+  }
+  if (current !== navigation) return;
+  // Each navigation draws into a view of its own, so an earlier, slower one draws into a detached
+  // view; a refresh of the same address redraws its view in place (no blank page while it loads).
+  const host = document.getElementById("main");
+  let main = host.firstElementChild;
+  if (!main || main.dataset.hash !== location.hash) {
+    main = document.createElement("div");
+    main.dataset.hash = location.hash;
+    host.replaceChildren(main);
   }
   const module = state.pages.get(name) || menu()[0];
   if (!module) { failure(main, new Error("no dashboard page could be loaded")); return; }
@@ -93,6 +105,7 @@ async function route() {
   } catch (e) {
     if (!(e instanceof ApiError && e.status === 401)) failure(main, e);
   }
+  if (current !== navigation) return;
   document.body.dataset.readyMs = String(Math.round(performance.now())); // since navigation start
   document.body.dataset.ready = shown;
 }

@@ -153,17 +153,13 @@ function rate(r) {
 async function resultsTable(machineId, params, registry, heading) {
   const where = h("div", { class: "card", id: "results" });
   const filters = { workload: params.get("workload") || "", precision: params.get("precision") || "", runtime: params.get("runtime") || "" };
+  const body = h("div");
+  let latest = 0; // a slower answer to an earlier filter never overwrites a newer one
   const load = async (offset) => {
+    const asked = ++latest;
     const results = await api("GET", "/results" + query({ machine_id: machineId, ...filters, limit: 50, offset }));
+    if (asked !== latest) return;
     heading.textContent = `Results (${results.total})`; // the same count as the pager's, filters and all
-    const inputs = ["workload", "runtime"].map((name) => {
-      const input = h("input", { placeholder: name, value: filters[name], name });
-      input.addEventListener("change", () => { filters[name] = input.value.trim(); load(0); });
-      return input;
-    });
-    const precision = h("select", { name: "precision" }, h("option", { value: "", text: "any precision" }),
-      options(registry.vocabulary.precisions, filters.precision));
-    precision.addEventListener("change", () => { filters.precision = precision.value; load(0); });
     const rows = results.items.map((r) => {
       const [value, unit] = rate(r);
       return h("tr", {},
@@ -172,11 +168,21 @@ async function resultsTable(machineId, params, registry, heading) {
         td(h("span", { class: "rate" }, fmt(value), unit ? h("span", { class: "muted small", text: " " + unit }) : null), true),
         td(fmt(r.latency_p99_ms, 2), true), td(fmt(r.mean_power_w), true), td(r.power_source));
     });
-    where.replaceChildren(h("div", { class: "toolbar" }, inputs, precision),
+    body.replaceChildren(
       table(["workload", "runtime", "device", "precision", { label: "batch", num: 1 }, { label: "threads", num: 1 }, "",
         { label: "throughput", num: 1 }, { label: "p99 ms", num: 1 }, { label: "W", num: 1 }, "power from"], rows),
       pager(results, load));
   };
+  // The filters are made once, so what someone types is never replaced by a reload.
+  const inputs = ["workload", "runtime"].map((name) => {
+    const input = h("input", { placeholder: name, value: filters[name], name });
+    input.addEventListener("change", () => { filters[name] = input.value.trim(); load(0); });
+    return input;
+  });
+  const precision = h("select", { name: "precision" }, h("option", { value: "", text: "any precision" }),
+    options(registry.vocabulary.precisions, filters.precision));
+  precision.addEventListener("change", () => { filters.precision = precision.value; load(0); });
+  where.replaceChildren(h("div", { class: "toolbar" }, inputs, precision), body);
   await load(0);
   return where;
 }
