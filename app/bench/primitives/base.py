@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.bench.config import BenchConfig
 from app.bench.measure import TimerFn
+from app.bench.needs import TORCH
 from app.contracts import MachineSpec
 from app.registry import Need, PluginInfo, Registry
 
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     import torch
 
 MIB = 1024 * 1024
-TORCH = Need("torch", "torch", install="./scripts/setup (torch==2.13.0, the CPU wheel)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

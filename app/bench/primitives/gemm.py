@@ -15,18 +15,11 @@ class Gemm(Primitive):
     n: ClassVar[int]
 
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
-        from app.bench.precision import cpu_unsupported, cuda_unsupported
+        from app.bench.torch_support import precision_unsupported
 
-        reason = super().unsupported(config, machine)
-        if reason:
-            return reason
-        if config.device == "cpu":
-            if config.precision is Precision.int8:
-                return "int8 GEMM is measured on CUDA (torch._int_mm); the CPU has no such kernel in torch"
-            return cpu_unsupported(config.precision, machine.cpu)
-        device = machine.device(config.device)
-        assert device is not None
-        return cuda_unsupported(config.precision, device)
+        if config.device == "cpu" and config.precision is Precision.int8:
+            return "int8 GEMM is measured on CUDA (torch._int_mm); the CPU has no such kernel in torch"
+        return precision_unsupported(config, machine)
 
     def prepare(self, config: BenchConfig) -> PreparedPrimitive:
         import torch

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.bench.needs import TORCH
 from app.bench.runtimes.base import RuntimeInfo, runtimes
-from app.bench.runtimes.torch_eager import TORCH, TorchEager
+from app.bench.runtimes.torch_eager import TorchEager
 
 if TYPE_CHECKING:
     import torch

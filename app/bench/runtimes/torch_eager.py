@@ -8,15 +8,13 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from app.bench.config import BenchConfig
+from app.bench.needs import TORCH
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
 from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
-from app.registry import Need
 
 if TYPE_CHECKING:
     import torch
-
-TORCH = Need("torch", "torch", install="./scripts/setup (torch==2.13.0, the CPU wheel)")
 
 
 @runtimes.register
