@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from app.errors import NotFoundError
 from app.registry import Registry, describe
 
 __all__ = ["FAMILIES", "describe", "describe_all", "registry"]
@@ -29,8 +30,6 @@ def registry(family: str) -> Registry[Any]:
     try:
         module, attribute = FAMILIES[family].split(":")
     except KeyError:
-        from app.errors import NotFoundError
-
         raise NotFoundError(f"unknown plug-in family {family!r}", hint=f"available: {', '.join(FAMILIES)}") from None
     found: Registry[Any] = getattr(importlib.import_module(module), attribute)
     return found.load()
