@@ -26,30 +26,55 @@ from app.errors import NotFoundError
 class CatalogHardware(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    """One part. Peaks are dense (no sparsity); tensor peaks accumulate in FP32 unless named ``acc16``.
+    ``sources`` names, per field, the dataset row it was copied from or the rule it was derived by."""
+
     id: str
     kind: Literal["gpu", "cpu"]
     vendor: str
     name: str
     aliases: list[str] = Field(default_factory=list)
     patterns: list[str] = Field(default_factory=list)
+    architecture: str | None = None
+    """GPU architecture (volta, turing, ampere, ada, hopper, blackwell, cdna2...) or CPU microarchitecture."""
+    segment: str | None = None
+    """datacenter, workstation, consumer, embedded (GPUs); server, desktop, workstation (CPUs)."""
     isa: str | None = None
     peak_fp32_tflops: float | None = None
+    """Plain FP32 vector math (CUDA cores, AVX FMAs)."""
     peak_tf32_tflops: float | None = None
     peak_bf16_tflops: float | None = None
     peak_fp16_tflops: float | None = None
+    peak_fp16_acc16_tflops: float | None = None
+    """FP16 tensor math accumulating in FP16 (GeForce runs it at twice its FP32-accumulate rate)."""
+    peak_fp8_tflops: float | None = None
     peak_int8_tops: float | None = None
     memory_gb: float | None = None
     memory_bandwidth_gb_s: float | None = None
+    l2_mb: float | None = None
+    l3_mb: float | None = None
     tdp_w: float | None = None
     power_limit_min_w: float | None = None
     power_limit_max_w: float | None = None
     sm_count: float | None = None
+    """Streaming multiprocessors (NVIDIA), compute units (AMD), Xe cores (Intel)."""
+    boost_mhz: float | None = None
+    pcie_gen: float | None = None
+    pcie_lanes: float | None = None
+    nvlink_gb_s: float | None = None
+    """Per-GPU NVLink/Infinity Fabric bandwidth, both directions together."""
     cores: float | None = None
+    threads: float | None = None
     base_ghz: float | None = None
+    all_core_ghz: float | None = None
     max_ghz: float | None = None
+    memory_channels: float | None = None
+    memory_mt_s: float | None = None
     release_date: str | None = None
     release_price_usd: float | None = None
     price_usd: float | None = None
+    price_date: str | None = None
+    """When ``price_usd`` was quoted (its source is ``sources['price_usd']``)."""
     sources: dict[str, str] = Field(default_factory=dict)
 
 
