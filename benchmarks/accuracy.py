@@ -1,113 +1,275 @@
-"""How well the recommender predicts GPUs it has no measurement of: leave one GPU out.
+"""How well the performance model predicts hardware it was not calibrated on, against two baselines.
 
-    .venv/bin/python -m benchmarks.accuracy [--markdown]
+    .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets]
 
-Over the Lambda 2024 single-GPU training rows shipped in the package (resnet50, bert_base_squad,
-gnmt; the fp32 column, which ran TF32 on Ampere and newer, and the fp16 column), each GPU is
-predicted from all the others plus the catalog's specs by exactly the code the recommender uses
-(``app.recommender.scaling.transfer``), and compared with its published figure. Several systems
-with the same GPU (six H100 SXM5 hosts) count as one GPU, at their median. Nothing is tuned per
-GPU: the split between compute-, memory- and vector-bound time is learned from the other GPUs each
-time. Also: the error when only one reference GPU is known (the band the recommender gives then).
+1. Leave one GPU out over Lambda 2024's single-GPU training rows (every workload with a zoo
+   counterpart, the fp32 column — TF32 on Ampere and newer, NGC's default — and fp16): the model is
+   calibrated on every other GPU (Lambda 2022 and 2024), then predicts the held-out one. Several
+   hosts with the same GPU count as one GPU at their median. Side by side, in the same run: the
+   log-linear baseline (log throughput = a + b log tensor peak + c log bandwidth, fitted per workload
+   and column on the other GPUs) and the previous whole-model transfer (app/recommender/scaling.py).
+2. Forward in time: calibrated on Lambda 2022 and 2024 only, the model predicts Lambda's 2025 rerun
+   (v2_2025, read from the datasets folder, never shipped nor fitted) for the H200, B200 and GH200.
+3. CPUs: leave one CPU out over OpenVINO's published CPU rows.
+Bands: each prediction's band is the 90% quantile of the absolute log errors of the *other* held-out
+parts (split conformal, app/perfmodel/bands.py); coverage is how often the truth falls inside.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import csv
 import math
+import re
 import statistics
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from app.catalog import get
+import numpy as np
+
+from app.catalog import CatalogHardware, load
 from app.catalog.published import shipped
-from app.contracts import Precision, Task
+from app.contracts import Precision, PublicResult, Task
+from app.perfmodel import bands
+from app.perfmodel.calibrate import Observation, fit, leave_one_part_out, predict
+from app.perfmodel.device import device
+from app.perfmodel.observations import from_public, group_of, median_per_part
+from app.perfmodel.profile import Profile
+from app.perfmodel.profile import shipped as profiles
 from app.recommender.scaling import Reference, transfer
 
-WORKLOADS = ("resnet50", "bert_base_squad", "gnmt")
-SOURCE = "public:lambda-2024"
+ROOT = Path(__file__).resolve().parents[1]
+LAMBDA_2024 = "public:lambda-2024"
+GPU_SOURCES = ("public:lambda-2022", "public:lambda-2024")
+CPU_SOURCES = ("public:openvino-2024.1",)
+# Lambda's 2025 machine ids (v2_2025) -> the catalog part (1-GPU systems only).
+FORWARD_PARTS = {
+    r"_1xH200_140GB_SXM": "h200-sxm-141gb",
+    r"_1xB200_192GB": "b200-sxm-180gb",
+    r"_1xGH200_96GB": "gh200-96gb",
+    r"_1xGH200_80GB": "gh200-96gb",
+}
 
 
-def _columns() -> dict[tuple[str, str], dict[str, Reference]]:
-    """(workload, column) -> GPU -> its median figure, at the precision it really ran."""
-    values: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    precision_of: dict[tuple[str, str, str], Precision] = {}
-    for r in shipped():
-        if r.source != SOURCE or r.workload not in WORKLOADS or r.task is not Task.train:
-            continue
-        column = "fp16" if r.precision is Precision.fp16 else "fp32"
-        values[(r.workload, column)][r.hardware_id].append(r.throughput_samples_per_s)
-        precision_of[(r.workload, column, r.hardware_id)] = r.precision
-    return {
-        key: {
-            gpu: Reference(gpu, get(gpu), precision_of[(key[0], key[1], gpu)], statistics.median(figures))
-            for gpu, figures in gpus.items()
-        }
-        for key, gpus in values.items()
-    }
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    label: str
+    part: str
+    key: str  # workload/column
+    measured: float
+    predicted: float
+    band: float | None = None  # absolute log error the band allows
+
+    @property
+    def error(self) -> float:
+        return (self.predicted - self.measured) / self.measured * 100
+
+    @property
+    def covered(self) -> bool | None:
+        if self.band is None:
+            return None
+        return abs(math.log(self.predicted / self.measured)) <= self.band
 
 
-def _ranks(values: list[float]) -> list[float]:
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    for rank, i in enumerate(order):
-        ranks[i] = float(rank)
-    return ranks
+def _profile(workload: str, task: Task, precision: Precision) -> Profile | None:
+    return profiles().get((workload, task, precision))
 
 
-def spearman(a: list[float], b: list[float]) -> float:
-    ra, rb = _ranks(a), _ranks(b)
-    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
-    return cov / math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
+def _catalog() -> dict[str, CatalogHardware]:
+    return {e.id: e for e in load()}
 
 
-def main() -> None:
+def _column(o: Observation) -> str:
+    workload = o.profile.workload
+    return f"{workload} {'fp16' if o.profile.precision is Precision.fp16 else 'fp32'}"
+
+
+def _public(sources: Sequence[str]) -> list[PublicResult]:
+    return [r for r in shipped() if r.source in sources and r.devices == 1]
+
+
+def leave_one_out(
+    observations: Sequence[Observation], kind: str, held_source: str | None = None
+) -> list[tuple[Observation, float]]:
+    """Each part of ``held_source`` predicted by the model calibrated on every other part."""
+    return [(h.observation, h.predicted) for h in leave_one_part_out(observations, kind, only=held_source)]
+
+
+def loglinear(observations: Sequence[Observation], catalog: dict[str, CatalogHardware]) -> dict[str, float]:
+    """The naive baseline's leave-one-out prediction per observation label (3 parameters per column)."""
+    by: dict[str, list[Observation]] = defaultdict(list)
+    for o in observations:
+        by[_column(o)].append(o)
+    out = {}
+    for group in by.values():
+        for held in group:
+            rest = [o for o in group if o.device.id != held.device.id]
+            if len(rest) < 3:
+                continue
+            a = np.array([[1.0, math.log(o.device.matrix), math.log(o.device.bandwidth)] for o in rest])
+            b = np.log([o.throughput for o in rest])
+            x, *_ = np.linalg.lstsq(a, b, rcond=None)
+            out[held.label] = float(
+                math.exp(x[0] + x[1] * math.log(held.device.matrix) + x[2] * math.log(held.device.bandwidth))
+            )
+    return out
+
+
+def old_transfer(observations: Sequence[Observation], catalog: dict[str, CatalogHardware]) -> dict[str, float]:
+    """The previous model's leave-one-out prediction per observation label."""
+    by: dict[str, list[Observation]] = defaultdict(list)
+    for o in observations:
+        by[_column(o)].append(o)
+    out = {}
+    for group in by.values():
+        for held in group:
+            refs = [
+                Reference(o.device.name, catalog[o.device.id], o.profile.precision, o.throughput)
+                for o in group
+                if o.device.id != held.device.id
+            ]
+            done = transfer(refs, catalog[held.device.id], held.profile.precision, with_band=False)
+            if done is not None:
+                out[held.label] = done.throughput
+    return out
+
+
+def with_bands(pairs: Sequence[tuple[Observation, float]]) -> list[Outcome]:
+    """Each prediction with the band the other parts' errors give it (split conformal)."""
+    errors = {o.label: abs(math.log(p / o.throughput)) for o, p in pairs}
+    out = []
+    for o, p in pairs:
+        others = [e for label, e in errors.items() if not label.startswith(o.device.id + " ")]
+        out.append(Outcome(o.label, o.device.id, _column(o), o.throughput, p, bands.quantile(others)))
+    return out
+
+
+def forward(datasets: Path, catalog: dict[str, CatalogHardware], fitted_band: float) -> list[Outcome]:
+    """Lambda v2_2025's H200/B200/GH200 rows predicted by the model calibrated without them."""
+    gpu = [o for o in from_public(_public(GPU_SOURCES), catalog, _profile)]
+    fitted = fit(gpu, "gpu")
+    sizes = _batch_sizes(datasets)
+    outcomes = []
+    folder = datasets / "lambda-dl-benchmark" / "v2_2025"
+    for column in ("fp16", "fp32"):
+        rows = _read(folder / f"pytorch-train-throughput-v2-{column}.csv")
+        for row in rows:
+            name = row[""]
+            part = next((p for pattern, p in FORWARD_PARTS.items() if re.search(pattern, name)), None)
+            if part is None or part not in catalog or "_1x" not in name:
+                continue
+            precision = Precision.fp16 if column == "fp16" else Precision.tf32
+            for workload in ("resnet50", "bert_base_squad", "bert_large_squad", "gnmt"):
+                value = float(row.get(workload) or 0)
+                profile = _profile(workload, Task.train, precision)
+                dev = device(catalog[part], precision)
+                size = sizes.get((workload, column))
+                if not value or profile is None or dev is None or size is None:
+                    continue
+                o = Observation(
+                    profile=profile,
+                    batch=size,
+                    device=dev,
+                    throughput=value,
+                    runtime="pytorch-ngc",
+                    group=group_of(LAMBDA_2024, workload, Task.train),
+                    label=f"{part} {workload}/train {precision.value} (lambda v2 {name})",
+                )
+                outcomes.append((o, float(predict(fitted, [o])[0])))
+    merged: dict[tuple[str, str], list[tuple[Observation, float]]] = defaultdict(list)
+    for o, p in outcomes:
+        merged[(o.device.id, _column(o))].append((o, p))
+    result = []
+    for (part, column), group in sorted(merged.items()):
+        measured = statistics.median(o.throughput for o, _ in group)
+        result.append(Outcome(f"{part} {column}", part, column, measured, group[0][1], fitted_band))
+    return result
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _batch_sizes(datasets: Path) -> dict[tuple[str, str], int]:
+    """v2_2025 publishes no batch sizes: the H100 SXM5's from v1_2024 (the same scripts), per column."""
+    sizes = {}
+    for column in ("fp16", "fp32"):
+        for row in _read(datasets / "lambda-dl-benchmark" / "v1_2024" / f"pytorch-train-bs-{column}.csv"):
+            if row["name_gpu"] == "H100 80GB SXM5":
+                for workload, value in row.items():
+                    if workload not in ("name_gpu", "num_gpu", "watt", "price") and value:
+                        sizes[(workload, column)] = int(float(value))
+    return sizes
+
+
+def summary(name: str, outcomes: Sequence[Outcome]) -> str:
+    if not outcomes:
+        return f"{name}: nothing to compare"
+    errors = [abs(o.error) for o in outcomes]
+    signed = [o.error for o in outcomes]
+    covered = [o.covered for o in outcomes if o.covered is not None]
+    coverage = f", band coverage {sum(covered) / len(covered):.0%}" if covered else ""
+    return (
+        f"{name}: {len(outcomes)} predictions, mean abs error {statistics.fmean(errors):.1f}%, "
+        f"median {statistics.median(errors):.1f}%, worst {max(errors):.1f}%, "
+        f"mean signed {statistics.fmean(signed):+.1f}%{coverage}"
+    )
+
+
+def compare(name: str, outcomes: Sequence[Outcome], other: dict[str, float]) -> str:
+    mine = [o for o in outcomes if o.label in other]
+    errors = [abs(other[o.label] - o.measured) / o.measured * 100 for o in mine]
+    if not errors:
+        return f"{name}: nothing to compare"
+    return f"{name}: {len(errors)} predictions, mean abs error {statistics.fmean(errors):.1f}%"
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    columns = sorted({o.key for o in outcomes})
+    parts = sorted({o.part for o in outcomes})
+    cell = {(o.part, o.key): f"{o.error:+.1f}%{'' if o.covered in (None, True) else ' *'}" for o in outcomes}
+    lines = ["| part | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for part in parts:
+        lines.append(f"| {part} | " + " | ".join(cell.get((part, c), "") for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--markdown", action="store_true", help="Print the per-GPU table as Markdown.")
-    args = parser.parse_args()
-    columns = _columns()
-    errors: list[float] = []
-    per_gpu: dict[str, dict[str, str]] = defaultdict(dict)
-    correlations = []
-    for (workload, column), gpus in sorted(columns.items()):
-        truth, predicted = [], []
-        for held, reference in gpus.items():
-            others = [r for gpu, r in gpus.items() if gpu != held]
-            result = transfer(others, reference.hardware, reference.precision, with_band=False)
-            assert result is not None, f"{held} could not be predicted"
-            error = (result.throughput - reference.throughput) / reference.throughput * 100
-            errors.append(abs(error))
-            truth.append(reference.throughput)
-            predicted.append(result.throughput)
-            per_gpu[held][f"{workload} {column}"] = f"{error:+.1f}%"
-        rho = spearman(truth, predicted)
-        correlations.append(rho)
-        mape = statistics.fmean(abs(p - t) / t * 100 for p, t in zip(predicted, truth, strict=True))
-        print(f"{workload + '/train':24} {column}: {len(gpus)} GPUs, mean abs error {mape:5.1f}%, Spearman {rho:.3f}")
-    print(
-        f"\nall: {len(errors)} predictions, mean abs error {statistics.fmean(errors):.1f}%, "
-        f"median {statistics.median(errors):.1f}%, 90th percentile {sorted(errors)[int(0.9 * len(errors))]:.1f}%, "
-        f"worst {max(errors):.1f}%, mean Spearman {statistics.fmean(correlations):.3f}"
-    )
-    single = []
-    for gpus in columns.values():
-        for a, b in itertools.permutations(gpus.values(), 2):
-            result = transfer([a], b.hardware, b.precision, with_band=False)
-            if result is not None:
-                single.append((result.throughput - b.throughput) / b.throughput * 100)
-    rms = math.sqrt(statistics.fmean(e * e for e in single))
-    print(
-        f"one reference GPU only: {len(single)} transfers, mean abs error "
-        f"{statistics.fmean(abs(e) for e in single):.1f}%, RMS {rms:.1f}%"
-    )
+    parser.add_argument("--markdown", action="store_true", help="also print per-part tables")
+    parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
+    args = parser.parse_args(argv)
+    catalog = _catalog()
+
+    gpu = median_per_part(from_public(_public(GPU_SOURCES), catalog, _profile))
+    pairs = leave_one_out(gpu, "gpu", held_source=LAMBDA_2024)
+    logo = with_bands(pairs)
+    held = [o for o, _ in pairs]
+    out("# Leave one GPU out, Lambda 2024 (calibrated on the other GPUs of Lambda 2022 and 2024)")
+    out(summary("performance model", logo))
+    out(compare("log-linear baseline (peak, bandwidth)", logo, loglinear(held, catalog)))
+    out(compare("previous whole-model transfer", logo, old_transfer(held, catalog)))
     if args.markdown:
-        headers = sorted({h for row in per_gpu.values() for h in row})
-        print("\n| GPU | " + " | ".join(headers) + " |")
-        print("|---|" + "---|" * len(headers))
-        for gpu in sorted(per_gpu, key=lambda g: get(g).name):
-            cells = [per_gpu[gpu].get(h, "") for h in headers]
-            print(f"| {get(gpu).name} | " + " | ".join(cells) + " |")
+        out(table(logo))
+
+    band = bands.quantile([abs(math.log(o.predicted / o.measured)) for o in logo])
+    ahead = forward(args.datasets, catalog, band) if args.datasets.is_dir() else []
+    out("")
+    out("# Forward in time: Lambda v2_2025 predicted from Lambda 2022 and 2024")
+    out(summary("performance model", ahead))
+    if args.markdown:
+        out(table(ahead))
+
+    cpu = median_per_part(from_public(_public(CPU_SOURCES), catalog, _profile))
+    cpu_logo = with_bands(leave_one_out(cpu, "cpu"))
+    out("")
+    out("# Leave one CPU out, OpenVINO 2024.1")
+    out(summary("performance model", cpu_logo))
+    if args.markdown:
+        out(table(cpu_logo))
 
 
 if __name__ == "__main__":

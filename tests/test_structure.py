@@ -26,6 +26,11 @@ LAYERS = [
     ("app.agent", "app.db", ()),
     ("app.db", "app.server", ()),
     ("app.contracts", "app", ("app.contracts",)),
+    # the performance model is pure: the server predicts from its shipped data without torch or a database
+    ("app.perfmodel", "app.db", ()),
+    ("app.perfmodel", "app.server", ()),
+    ("app.perfmodel", "app.bench", ()),
+    ("app.perfmodel", "app.recommender", ()),
 ]
 
 

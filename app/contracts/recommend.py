@@ -35,6 +35,7 @@ class ReasonCode(StrEnum):
     under_min_throughput = "under_min_throughput"
     price_unknown = "price_unknown"
     over_price = "over_price"
+    out_of_memory = "out_of_memory"
     # explanations
     measured_lab = "measured_lab"
     measured_lab_median = "measured_lab_median"
@@ -42,6 +43,8 @@ class ReasonCode(StrEnum):
     interpolated = "interpolated"
     predicted = "predicted"
     roofline = "roofline"
+    modelled = "modelled"
+    power_modelled = "power_modelled"
     power_capped = "power_capped"
     power_tdp = "power_tdp"
     power_transferred = "power_transferred"
@@ -128,6 +131,7 @@ class PowerBasis(StrEnum):
     transferred = "transferred"
     tdp = "tdp"
     capped = "capped"
+    modelled = "modelled"
 
 
 class HardwareRef(Strict):

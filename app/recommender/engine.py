@@ -22,6 +22,7 @@ from app.contracts import (
 )
 from app.db import catalog as store
 from app.errors import InvalidInput, NotFoundError
+from app.perfmodel.predict import why_not
 from app.recommender.estimators import Config, Evidence, estimate
 from app.recommender.evidence import (
     LAB,
@@ -35,7 +36,7 @@ from app.recommender.evidence import (
 from app.recommender.objectives import objective
 from app.recommender.ranking import Option, rank
 from app.recommender.roofline import roofline_estimate
-from app.recommender.space import ConfigSpace
+from app.recommender.space import ConfigSpace, modelled_precisions
 
 _gc_lock = threading.Lock()
 _gc_pauses = 0
@@ -93,14 +94,21 @@ def _options(
     name, task = spec.name, spec.task
     lab = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
     public = public_points(session, name, task, catalog) if spec.scope is Scope.catalog else []
-    if not lab and not public:
+    modelled = modelled_precisions(name, task)
+    if not lab and not public and not modelled:
         notes.append(
-            f"nothing has measured {spec.label} yet: schedule it on a lab machine "
-            f"(hwadvisor jobs create --suite standard --machine <id>) or import published results (hwadvisor import)"
+            f"nothing has measured {spec.label} yet and it has no profile to model it from: schedule it on a lab "
+            f"machine (hwadvisor jobs create --suite standard --machine <id>) or import published results "
+            f"(hwadvisor import)"
         )
         return []
-    evidence = Evidence(lab + public)
-    space = ConfigSpace(spec, lab, public)
+    if not lab and not public:
+        notes.append(
+            f"nothing has measured {spec.label} yet: every figure is modelled from its operator profile and the "
+            "catalog's specs (kind predicted, with the band the model earned out of sample)"
+        )
+    evidence = Evidence(lab + public, workload=name, task=task)
+    space = ConfigSpace(spec, lab, public, modelled)
     options: list[Option] = []
     unestimated = 0
     for h in hardware:
@@ -186,11 +194,15 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     if source is None:
         source = next((p.source for p in points if p.runtime == request.runtime), LAB)
     config = Config(request.runtime, request.precision, request.batch_size, request.threads, source)
-    result = estimate(hardware, config, Evidence(points))
+    result = estimate(hardware, config, Evidence(points, workload=name, task=task))
     if result is None:
         raise NotFoundError(
             f"nothing measured {workload_label(name, task)} with {request.runtime} at {request.precision.value}"
-            + ("" if hardware.spec else f", and {hardware.ref.name} has no catalog entry to predict from"),
+            + (
+                f", and the model cannot predict it: {why_not(name, task, request.precision, hardware.spec)}"
+                if hardware.spec
+                else f", and {hardware.ref.name} has no catalog entry to predict from"
+            ),
             hint="measure it on one lab machine (hwadvisor jobs create) or import published results",
         )
     return result.to_contract()

@@ -24,6 +24,8 @@ class Guess:
     why: list[Why] | Callable[[], list[Why]]
     references: list[str] = field(default_factory=list)
     power_cap_w: float | None = None
+    memory_gb: float | None = None
+    """What the config needs on the device (weights, activations, optimiser state), when modelled."""
 
     @property
     def reasons(self) -> list[Why]:

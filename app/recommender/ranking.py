@@ -89,6 +89,15 @@ def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[Wh
                 min_throughput_samples_per_s=c.min_throughput_samples_per_s,
             )
         )
+    part = option.hardware.spec
+    if (
+        e.memory_gb is not None
+        and part is not None
+        and part.kind == "gpu"
+        and part.memory_gb
+        and e.memory_gb > part.memory_gb
+    ):
+        reasons.append(why(ReasonCode.out_of_memory, **at, needed_gb=e.memory_gb, memory_gb=part.memory_gb))
     if c.max_price_usd is not None:
         if price is None:
             reasons.append(why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id))

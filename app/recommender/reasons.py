@@ -32,6 +32,7 @@ _POWER_BASIS = {
     PowerBasis.tdp.value: "its TDP; nothing measured it",
     PowerBasis.transferred.value: "its TDP times the share the references drew",
     PowerBasis.capped.value: "its power cap",
+    PowerBasis.modelled.value: "modelled from its utilisation",
 }
 
 
@@ -72,6 +73,16 @@ def _roofline(f: Figures) -> str:
     )
 
 
+def _modelled(f: Figures) -> str:
+    bound = {"host": "host-bound (per-operator dispatch)", "compute": "compute-bound", "memory": "memory-bound"}
+    return (
+        f"modelled from the {f['workload']} operator profile on the catalog's specs: "
+        f"{bound.get(f['bound'], f['bound'])}, step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f} ms, "
+        f"memory {f['memory_ms']:,.2f} ms, host {f['host_ms']:,.2f} ms), calibrated by {f['calibrated_by']}; "
+        f"band ±{f['error_pct']:.0f}% (90% of out-of-sample errors)"
+    )
+
+
 WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     # rejections
     ReasonCode.power_unknown: lambda f: (
@@ -97,6 +108,10 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ReasonCode.over_price: lambda f: (
         f"{f['devices']} x ${f['price_usd']:,.0f} = ${f['total_usd']:,.0f} is over the ${f['max_price_usd']:,.0f} limit"
     ),
+    ReasonCode.out_of_memory: lambda f: (
+        f"needs {f['needed_gb']:,.1f} GB at batch {f['batch_size']} (weights, activations, optimiser state), "
+        f"{f['hardware']} has {f['memory_gb']:,.0f} GB"
+    ),
     # explanations
     ReasonCode.measured_lab: _measured_lab,
     ReasonCode.measured_lab_median: lambda f: _measured_lab(
@@ -109,6 +124,11 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ),
     ReasonCode.predicted: _predicted,
     ReasonCode.roofline: _roofline,
+    ReasonCode.modelled: _modelled,
+    ReasonCode.power_modelled: lambda f: (
+        f"power {f['power_w']:,.0f} W modelled from utilisation (compute {f['compute_util']:.0%}, "
+        f"memory {f['memory_util']:.0%})"
+    ),
     ReasonCode.power_capped: lambda f: (
         f"power-capped at {f['cap_w']:.0f} W (allowed {f['min_w']:.0f}-{f['max_w']:.0f} W) from "
         f"{f['uncapped_w']:.0f} W: throughput x{f['factor']:.2f} by the DVFS model; uncapped it is"

@@ -4,16 +4,42 @@ from __future__ import annotations
 
 import statistics
 
-from app.contracts import DeviceKind, Precision, WorkloadSpec
+from app.contracts import DeviceKind, Precision, Task, WorkloadSpec
+from app.errors import NotFoundError
+from app.perfmodel.predict import profile_of
 from app.recommender.estimators import Config
-from app.recommender.evidence import Hardware, Point
+from app.recommender.evidence import LAB, Hardware, Point
+
+MODELLED_RUNTIME = "torch-eager"
+"""The runtime the model predicts for parts nothing measured: what the profiles were recorded from."""
+MODELLED_PRECISIONS = (Precision.fp32, Precision.tf32, Precision.bf16, Precision.fp16)
+MODELLED_GPU_BATCHES = (64, 256)
+"""Batches a GPU is modelled at besides the workload's defaults: where large batches pay off."""
+
+
+def modelled_precisions(workload: str, task: Task) -> tuple[Precision, ...]:
+    """The precisions the workload has a profile at (those the model can predict anywhere)."""
+    return tuple(p for p in MODELLED_PRECISIONS if profile_of(workload, task, p) is not None)
+
+
+def _default_batches(workload: str) -> tuple[int, ...]:
+    from app.bench.workloads import workloads
+
+    try:
+        return workloads.get(workload).info.default_batch_sizes
+    except NotFoundError:
+        return (1,)
 
 
 class ConfigSpace:
     """The configs anything measured, indexed once per ask (the fleet may be large)."""
 
-    def __init__(self, spec: WorkloadSpec, lab: list[Point], public: list[Point]) -> None:
+    def __init__(
+        self, spec: WorkloadSpec, lab: list[Point], public: list[Point], modelled: tuple[Precision, ...] = ()
+    ) -> None:
         self.spec = spec
+        self.modelled = modelled
+        self.batches = (spec.batch_size,) if spec.batch_size else _default_batches(spec.name)
         ran: dict[tuple[DeviceKind, str, Precision], list[Point]] = {}
         for p in lab:
             ran.setdefault((p.hardware.ref.kind, p.runtime, p.precision), []).append(p)
@@ -65,4 +91,9 @@ class ConfigSpace:
                 batch = same_part[0].batch_size if same_part else self.public_batch[(source, runtime, precision)]
                 if self.spec.batch_size is None or self.spec.batch_size == batch:
                     configs.add(Config(runtime, precision, batch, None, source))
+        if h.spec is not None:
+            batches = set(self.batches) | (
+                set(MODELLED_GPU_BATCHES) if kind is not DeviceKind.cpu and not self.spec.batch_size else set()
+            )
+            configs.update(Config(MODELLED_RUNTIME, p, b, None, LAB) for p in self.modelled for b in batches)
         return sorted(configs, key=lambda c: (c.source, c.runtime, c.precision.value, c.batch_size, c.threads or 0))

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from app.contracts import DeviceKind, PowerBasis, Precision
+from app.contracts import DeviceKind, PowerBasis, Precision, Task
 from app.recommender.evidence import LAB, Hardware, Point
 from app.recommender.guess import Guess
 from app.registry import PluginInfo, Registry
@@ -32,6 +32,8 @@ class Evidence:
     """The points of one workload, indexed for the estimators."""
 
     points: list[Point]
+    workload: str = ""
+    task: Task = Task.infer
     # A prediction depends only on the config and the target's part: a fleet of many machines with
     # the same GPU shares one (the leave-one-out behind its band is the costly step).
     predictions: dict[tuple[Config, str, DeviceKind], Guess | None] = field(default_factory=dict)
@@ -40,6 +42,8 @@ class Evidence:
     curves: dict[tuple[str, str, str, Precision], list[Point]] = field(default_factory=dict)
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
+    corrections: dict[tuple[str, Precision, DeviceKind], tuple[float, int] | None] = field(default_factory=dict)
+    """The lab's measured / modelled ratio per runtime, precision and kind (app/recommender/estimators/modelled.py)."""
 
     def __post_init__(self) -> None:
         owners: dict[str, tuple[str, ...]] = {}

@@ -83,7 +83,7 @@ class Predicted(Estimator):
     info = EstimatorInfo(
         name="predicted",
         description="Roofline scaling from the parts that measured it, the compute/memory split learned by NNLS.",
-        order=3,
+        order=4,
     )
 
     @staticmethod

@@ -1,0 +1,222 @@
+"""Learning the model's parameters from measurements: a maximum-a-posteriori fit in log space.
+
+Each observation is a measured throughput of a profile at a batch on a device. The residual is
+log(predicted) - log(measured). The parameters are the model's (app/perfmodel/model.py, one set per
+kind of device) plus one *stack factor* per group of observations that share a software stack and a
+way of counting (a published source and its workload: NGC containers with DALI and fused optimisers
+are not plain eager PyTorch; Lambda counts GNMT in tokens). A stack factor divides the model's
+throughput; the lab's own eager runs have none (factor 1), so they pin the model's absolute level.
+
+Every parameter has a prior, a documented typical value with a wide spread (PRIORS): a parameter the
+data cannot see (batch-1 costs in large-batch training results) stays near it instead of wandering.
+The fit is Levenberg-Marquardt on the log of every parameter, with a finite-difference Jacobian.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.perfmodel.device import Device
+from app.perfmodel.model import PARAMETERS, Array, Columns, Params, columns, dispatch_of, evaluate, scaled
+from app.perfmodel.profile import Profile
+
+# Typical values (median, spread in natural-log units). Efficiencies are fractions of the peak that
+# large, well-tuned kernels reach (cuBLAS/cuDNN GEMMs 70-80%, convolutions less, recurrent cells
+# much less); half_work in FLOPs per SM or core; times in seconds. Eager PyTorch costs about 10-30 us
+# of host time per operator (Python, dispatcher, launch); a CUDA launch alone about 5 us.
+PRIORS: dict[str, dict[str, tuple[float, float]]] = {
+    "gpu": {
+        "conv": (0.55, 0.7),
+        "gemm": (0.7, 0.7),
+        "attention": (0.5, 0.7),
+        "recurrent": (0.3, 1.0),
+        "vector": (0.4, 0.7),
+        "memory": (0.75, 0.4),
+        "cache_gain": (0.5, 1.0),
+        "half_work": (4e6, 1.5),
+        "kernel_s": (3e-6, 1.0),
+        "dispatch_eager_s": (2.5e-5, 0.7),
+        "dispatch_graph_s": (4e-6, 1.0),
+        "step_s": (1e-4, 1.5),
+    },
+    "cpu": {
+        "conv": (0.45, 0.7),
+        "gemm": (0.6, 0.7),
+        "attention": (0.4, 0.7),
+        "recurrent": (0.3, 1.0),
+        "vector": (0.2, 1.0),
+        "memory": (0.6, 0.5),
+        "cache_gain": (1.0, 1.0),
+        "half_work": (2e5, 1.5),
+        "kernel_s": (1e-6, 1.0),
+        "dispatch_eager_s": (1.5e-5, 0.7),
+        "dispatch_graph_s": (3e-6, 1.0),
+        "step_s": (1e-4, 1.5),
+    },
+}
+STACK_PRIOR_SPREAD = 1.0
+"""A stack factor's prior: 1 (the same as eager PyTorch), spread e^1 either way."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    profile: Profile
+    batch: int
+    device: Device
+    throughput: float
+    """Samples per second on one device."""
+    runtime: str
+    group: str | None
+    """The stack-factor group (``source/workload``); None for the lab's own eager runs (factor 1)."""
+    threads: int | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    params: Params
+    stacks: dict[str, float]
+    """Each group's stack factor: the model's throughput is divided by it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Design:
+    cols: Columns
+    device: dict[str, Array]
+    batch: Array
+    measured: Array
+    group: np.ndarray
+    groups: list[str]
+
+
+def _design(observations: Sequence[Observation]) -> _Design:
+    parts: list[tuple[Array, Array, Array, np.ndarray, list[str]]] = []
+    cases: list[np.ndarray] = []
+    fields: dict[str, list[float]] = {k: [] for k in ("matrix", "vector", "bandwidth", "cache", "units", "dispatch")}
+    groups = sorted({o.group for o in observations if o.group is not None})
+    index = {g: i for i, g in enumerate(groups)}
+    for n, o in enumerate(observations):
+        part = columns(o.profile, o.batch)
+        parts.append(part)
+        cases.append(np.full(len(part[0]), n, dtype=np.int64))
+        matrix, vector, bandwidth = scaled(o.device, o.threads)
+        fields["matrix"].append(matrix)
+        fields["vector"].append(vector)
+        fields["bandwidth"].append(bandwidth)
+        fields["cache"].append(o.device.cache)
+        units = min(o.device.units, o.threads) if o.device.kind == "cpu" and o.threads else o.device.units
+        fields["units"].append(units)
+        fields["dispatch"].append(1.0 if dispatch_of(o.runtime) == "eager" else 0.0)
+    cols = Columns(
+        case=np.concatenate(cases),
+        flops=np.concatenate([p[0] for p in parts]),
+        bytes=np.concatenate([p[1] for p in parts]),
+        kernels=np.concatenate([p[2] for p in parts]),
+        tensor=np.concatenate([p[3] for p in parts]),
+        op_class=[c for p in parts for c in p[4]],
+        cases=len(observations),
+    )
+    return _Design(
+        cols=cols,
+        device={k: np.array(v) for k, v in fields.items()},
+        batch=np.array([o.batch for o in observations], dtype=float),
+        measured=np.array([o.throughput for o in observations]),
+        group=np.array([index[o.group] if o.group is not None else -1 for o in observations]),
+        groups=groups,
+    )
+
+
+def _predict(kind: str, theta: Array, design: _Design) -> Array:
+    params = Params(kind, dict(zip(PARAMETERS, np.exp(theta[: len(PARAMETERS)]).tolist(), strict=True)))
+    seconds = evaluate(params, design.cols, **design.device)["seconds"]
+    stacks = np.concatenate([np.exp(theta[len(PARAMETERS) :]), [1.0]])
+    throughput: Array = design.batch / (seconds * stacks[design.group])
+    return throughput
+
+
+def fit(observations: Sequence[Observation], kind: str, *, iterations: int = 60) -> Fit:
+    """The parameters (and stack factors) that best explain ``observations`` of devices of ``kind``."""
+    design = _design([o for o in observations if o.device.kind == kind])
+    prior = PRIORS[kind]
+    mean = np.array([math.log(prior[p][0]) for p in PARAMETERS] + [0.0] * len(design.groups))
+    spread = np.array([prior[p][1] for p in PARAMETERS] + [STACK_PRIOR_SPREAD] * len(design.groups))
+
+    def residuals(theta: Array) -> Array:
+        fitted = np.log(_predict(kind, theta, design)) - np.log(design.measured) if len(design.batch) else np.array([])
+        return np.concatenate([fitted, (theta - mean) / spread])
+
+    theta = mean.copy()
+    damping = 1e-2
+    current = residuals(theta)
+    cost = float(current @ current)
+    for _ in range(iterations):
+        step = 1e-4
+        jacobian = np.empty((len(current), len(theta)))
+        for k in range(len(theta)):
+            moved = theta.copy()
+            moved[k] += step
+            jacobian[:, k] = (residuals(moved) - current) / step
+        normal = jacobian.T @ jacobian
+        gradient = jacobian.T @ current
+        improved = False
+        while damping < 1e8:
+            delta = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-12), -gradient)
+            candidate = theta + delta
+            trial = residuals(candidate)
+            trial_cost = float(trial @ trial)
+            if math.isfinite(trial_cost) and trial_cost < cost:
+                theta, current, cost = candidate, trial, trial_cost
+                damping = max(damping / 3, 1e-7)
+                improved = True
+                break
+            damping *= 4
+        if not improved or float(np.max(np.abs(delta))) < 1e-6:
+            break
+    values = np.exp(theta)
+    return Fit(
+        params=Params(kind, dict(zip(PARAMETERS, values[: len(PARAMETERS)].tolist(), strict=True))),
+        stacks=dict(zip(design.groups, values[len(PARAMETERS) :].tolist(), strict=True)),
+    )
+
+
+def predict(fitted: Fit, observations: Sequence[Observation]) -> Array:
+    """The fitted model's throughput for each observation's config (a group it never saw: factor 1)."""
+    if not observations:
+        return np.array([])
+    design = _design(observations)
+    theta = np.log(
+        np.array(
+            [fitted.params[p] for p in PARAMETERS] + [fitted.stacks.get(g, 1.0) for g in design.groups],
+            dtype=float,
+        )
+    )
+    return _predict(fitted.params.kind, theta, design)
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """One observation predicted by the model calibrated without its part."""
+
+    observation: Observation
+    predicted: float
+    """With its group's stack factor, as learned from the other parts."""
+    unstacked: float
+    """Without any stack factor: what the model says with nothing to calibrate the stack on."""
+
+
+def leave_one_part_out(observations: Sequence[Observation], kind: str, *, only: str | None = None) -> list[Held]:
+    """Each part (whose label contains ``only``, if given) predicted by the model fitted on every other part."""
+    mine = [o for o in observations if o.device.kind == kind]
+    parts = sorted({o.device.id for o in mine if only is None or only in o.label})
+    held_out: list[Held] = []
+    for part in parts:
+        fitted = fit([o for o in mine if o.device.id != part], kind)
+        held = [o for o in mine if o.device.id == part and (only is None or only in o.label)]
+        bare = Fit(fitted.params, {})
+        for o, p, u in zip(held, predict(fitted, held), predict(bare, held), strict=True):
+            held_out.append(Held(o, float(p), float(u)))
+    return held_out

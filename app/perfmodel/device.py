@@ -1,0 +1,81 @@
+"""What a device can do, read from its catalog entry: the peak of the math units a precision runs
+on, the plain vector peak, the memory bandwidth, the cache, the unit count and the power range.
+
+The peaks are the catalog's dense figures (tensor peaks accumulate in FP32, what mixed precision
+uses). A precision whose peak the catalog lacks cannot be predicted on that device: ``missing`` says
+so in words, and the model never borrows another precision's figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.catalog import CatalogHardware
+from app.contracts import Precision
+
+_PEAK_FIELD = {
+    Precision.fp32: "peak_fp32_tflops",
+    Precision.tf32: "peak_tf32_tflops",
+    Precision.bf16: "peak_bf16_tflops",
+    Precision.fp16: "peak_fp16_tflops",
+    Precision.int8: "peak_int8_tops",
+}
+
+
+def peak_field(precision: Precision) -> str:
+    """The catalog field of a precision's math-unit peak (TFLOP/s; int8: TOP/s)."""
+    return _PEAK_FIELD[precision]
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A catalog part in the model's units (FLOP/s, bytes/s, bytes, watts)."""
+
+    id: str
+    name: str
+    kind: str  # "gpu" or "cpu"
+    matrix: float
+    """FLOP/s of the units the precision's convolutions and GEMMs run on."""
+    vector: float
+    """FLOP/s of plain FP32 vector math (elementwise, normalisation, reductions, optimiser)."""
+    bandwidth: float
+    cache: float
+    """Last-level on-chip cache in bytes (L2 of a GPU, L3 of a CPU); 0 when unknown."""
+    units: float
+    """Streaming multiprocessors / compute units (GPU) or cores (CPU); 1 when unknown."""
+    tdp_w: float | None
+    limit_min_w: float | None
+    limit_max_w: float | None
+
+
+def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
+    """Why ``hardware`` cannot be modelled at ``precision``, or None when it can."""
+    if not getattr(hardware, peak_field(precision)):
+        return f"the catalog has no {precision.value} peak for {hardware.name}"
+    if not hardware.peak_fp32_tflops:
+        return f"the catalog has no fp32 peak for {hardware.name}"
+    if not hardware.memory_bandwidth_gb_s:
+        return f"the catalog has no memory bandwidth for {hardware.name}"
+    return None
+
+
+def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
+    """The device at ``precision``; None when a figure it needs is missing (see ``missing``)."""
+    if missing(hardware, precision) is not None:
+        return None
+    assert hardware.peak_fp32_tflops and hardware.memory_bandwidth_gb_s
+    cache_mb = hardware.l2_mb if hardware.kind == "gpu" else hardware.l3_mb
+    units = hardware.sm_count if hardware.kind == "gpu" else hardware.cores
+    return Device(
+        id=hardware.id,
+        name=hardware.name,
+        kind=hardware.kind,
+        matrix=float(getattr(hardware, peak_field(precision))) * 1e12,
+        vector=hardware.peak_fp32_tflops * 1e12,
+        bandwidth=hardware.memory_bandwidth_gb_s * 1e9,
+        cache=(cache_mb or 0.0) * 1e6,
+        units=units or 1.0,
+        tdp_w=hardware.tdp_w,
+        limit_min_w=hardware.power_limit_min_w,
+        limit_max_w=hardware.power_limit_max_w or hardware.tdp_w,
+    )

@@ -1,0 +1,209 @@
+"""The step time of a workload profile on a device: a roofline per bucket of operators, plus the
+per-kernel and per-step costs that make small batches slow.
+
+For each bucket (operators of one class and a similar arithmetic intensity, app/perfmodel/profile.py)
+at batch ``n``, with F its FLOPs, Q its bytes and K its kernels::
+
+    compute = (F + K * half_work * units) / (efficiency[class] * peak)
+    memory  = Q / (memory_efficiency * bandwidth * (1 + cache_gain * min(1, cache / (Q / K))))
+    bucket  = (compute^p + memory^p)^(1/p)             a smooth max: neither bound is ever exceeded
+
+``peak`` is the matrix-unit peak of the precision for convolutions, GEMMs, attention and recurrent
+cells, and the plain FP32 vector peak for everything else. ``half_work`` is the work per unit (SM or
+core) at which a kernel reaches half its efficiency: a batch-1 convolution cannot fill 132 SMs. The
+cache term lets a kernel whose working set fits the last-level cache run faster than DRAM allows
+(the RTX 4090's 72 MB L2).
+
+The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
+host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
+runtime's much smaller executor cost) plus ``step_s`` per step. A GPU overlaps the two (the host
+queues kernels ahead), so a step takes the smooth max of host and device time; a CPU does both on
+the same cores, so it takes their sum. CPU peaks and bandwidth scale with the threads used.
+
+Every parameter is shared by all devices of a kind (GPU or CPU) and learned from data
+(app/perfmodel/calibrate.py); none is tuned to one part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from app.perfmodel.device import Device
+from app.perfmodel.profile import TENSOR_CLASSES, OpClass, Profile
+
+Array = npt.NDArray[Any]
+Dispatch = Literal["eager", "graph"]
+SHARPNESS = 4.0
+"""p of the smooth max: 4 keeps a bucket within 19% of its larger bound when both are equal."""
+
+EFFICIENCY_OF = {
+    OpClass.conv: "conv",
+    OpClass.gemm: "gemm",
+    OpClass.attention: "attention",
+    OpClass.recurrent: "recurrent",
+}
+PARAMETERS = (
+    "conv",
+    "gemm",
+    "attention",
+    "recurrent",
+    "vector",
+    "memory",
+    "cache_gain",
+    "half_work",
+    "kernel_s",
+    "dispatch_eager_s",
+    "dispatch_graph_s",
+    "step_s",
+)
+GRAPH_RUNTIMES = frozenset({"onnxruntime-cpu", "onnxruntime-cuda", "openvino", "torch-compile", "tensorrt"})
+"""Runtimes that run a whole graph from C++: no Python per operator."""
+
+
+def dispatch_of(runtime: str) -> Dispatch:
+    return "graph" if runtime.replace("_", "-") in GRAPH_RUNTIMES else "eager"
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The model's parameters for one kind of device (see PARAMETERS for their order)."""
+
+    kind: str
+    values: Mapping[str, float]
+
+    def __getitem__(self, name: str) -> float:
+        return self.values[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """One step's time and where it goes (seconds per step)."""
+
+    seconds: float
+    compute_s: float
+    memory_s: float
+    device_s: float
+    host_s: float
+    flops: float
+    bytes: float
+    utilisation_compute: float
+    """Achieved FLOP/s over the matrix peak (the units the heavy operators run on)."""
+    utilisation_memory: float
+    bound: str = field(default="compute")
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Buckets of many (profile, batch, device) cases, aligned, with ``case`` saying whose each is."""
+
+    case: npt.NDArray[np.int64]
+    flops: Array
+    bytes: Array
+    kernels: Array
+    tensor: npt.NDArray[np.bool_]
+    op_class: list[str]
+    cases: int
+
+
+def columns(profile: Profile, batch: float) -> tuple[Array, Array, Array, npt.NDArray[np.bool_], list[str]]:
+    """The profile's buckets at ``batch`` as arrays: FLOPs, bytes, kernels, runs-on-matrix-units, class."""
+    flops = np.array([b.flops.at(batch) for b in profile.buckets])
+    moved = np.array([b.bytes.at(batch) for b in profile.buckets])
+    kernels = np.array([b.kernels for b in profile.buckets])
+    tensor = np.array([b.op_class in TENSOR_CLASSES for b in profile.buckets])
+    classes = [EFFICIENCY_OF.get(b.op_class, "vector") for b in profile.buckets]
+    return flops, moved, kernels, tensor, classes
+
+
+def _smooth_max(a: Array, b: Array) -> Array:
+    found: Array = np.power(np.power(a, SHARPNESS) + np.power(b, SHARPNESS), 1.0 / SHARPNESS)
+    return found
+
+
+def evaluate(
+    params: Params,
+    cols: Columns,
+    *,
+    matrix: Array,
+    vector: Array,
+    bandwidth: Array,
+    cache: Array,
+    units: Array,
+    dispatch: Array,
+) -> dict[str, Array]:
+    """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager."""
+    i = cols.case
+    efficiency = np.array([params[c] for c in cols.op_class])
+    peak = np.where(cols.tensor, matrix[i], vector[i])
+    compute = (cols.flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
+    per_kernel = cols.bytes / np.maximum(cols.kernels, 1.0)
+    fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
+    memory = cols.bytes / (params["memory"] * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
+    bucket = _smooth_max(compute, memory)
+    n = cols.cases
+    kernels = np.bincount(i, cols.kernels, n)
+    device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]
+    per_op = np.where(dispatch > 0, params["dispatch_eager_s"], params["dispatch_graph_s"])
+    host = kernels * per_op + params["step_s"]
+    seconds = _smooth_max(device, host) if params.kind == "gpu" else device + host
+    return {
+        "seconds": seconds,
+        "compute": np.bincount(i, compute, n),
+        "memory": np.bincount(i, memory, n),
+        "device": device,
+        "host": host,
+        "flops": np.bincount(i, cols.flops, n),
+        "matrix_flops": np.bincount(i, np.where(cols.tensor, cols.flops, 0.0), n),
+        "bytes": np.bincount(i, cols.bytes, n),
+    }
+
+
+def scaled(dev: Device, threads: int | None) -> tuple[float, float, float]:
+    """A CPU's matrix peak, vector peak and bandwidth for ``threads`` of its cores (all for a GPU).
+
+    Compute scales with the cores used; a few cores already draw most of the bandwidth (a core
+    streams about a quarter of a socket's channels' worth), so bandwidth scales four times faster."""
+    if dev.kind != "cpu" or not threads or threads >= dev.units:
+        return dev.matrix, dev.vector, dev.bandwidth
+    share = threads / dev.units
+    return dev.matrix * share, dev.vector * share, dev.bandwidth * min(1.0, 4 * share)
+
+
+def step(
+    profile: Profile, dev: Device, batch: float, params: Params, *, runtime: str, threads: int | None = None
+) -> Breakdown:
+    """One step of ``profile`` at ``batch`` on ``dev``."""
+    flops, moved, kernels, tensor, classes = columns(profile, batch)
+    cols = Columns(np.zeros(len(flops), dtype=np.int64), flops, moved, kernels, tensor, classes, 1)
+    matrix, vector, bandwidth = scaled(dev, threads)
+    out = evaluate(
+        params,
+        cols,
+        matrix=np.array([matrix]),
+        vector=np.array([vector]),
+        bandwidth=np.array([bandwidth]),
+        cache=np.array([dev.cache]),
+        units=np.array([min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units]),
+        dispatch=np.array([1.0 if dispatch_of(runtime) == "eager" else 0.0]),
+    )
+    seconds = float(out["seconds"][0])
+    compute, memory = float(out["compute"][0]), float(out["memory"][0])
+    host, device_s = float(out["host"][0]), float(out["device"][0])
+    bound = "host" if host > device_s else "compute" if compute >= memory else "memory"
+    return Breakdown(
+        seconds=seconds,
+        compute_s=compute,
+        memory_s=memory,
+        device_s=device_s,
+        host_s=host,
+        flops=float(out["flops"][0]),
+        bytes=float(out["bytes"][0]),
+        utilisation_compute=min(1.0, float(out["matrix_flops"][0]) / seconds / matrix),
+        utilisation_memory=min(1.0, float(out["bytes"][0]) / seconds / bandwidth),
+        bound=bound,
+    )

@@ -1,0 +1,106 @@
+"""Measurements as the calibration sees them: a profile, a batch, a device, a throughput per device.
+
+Published results are related to the zoo by their real shapes, not by name: a published workload is
+used only when the zoo has a workload of that name *with a profile* (the zoo's ``bert_base_squad`` is
+BERT-base at sequence 384 with a span head, what NVIDIA's DeepLearningExamples run for Lambda;
+``resnet50`` is the same network at 224 pixels). A published source counts samples its own way (GNMT
+in tokens) and runs its own stack (NGC containers, DALI, fused optimisers): each source and workload
+gets a stack factor of its own, learned with the model (app/perfmodel/calibrate.py).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from app.catalog import CatalogHardware
+from app.contracts import Precision, PublicResult, ResultStatus, RunReport, Task
+from app.perfmodel.calibrate import Observation
+from app.perfmodel.device import device
+from app.perfmodel.profile import Profile
+
+ProfileOf = Callable[[str, Task, Precision], Profile | None]
+
+
+def group_of(source: str, workload: str, task: Task) -> str:
+    return f"{source}/{workload}/{task.value}"
+
+
+def from_public(
+    results: Iterable[PublicResult], catalog: Mapping[str, CatalogHardware], profile_of: ProfileOf
+) -> list[Observation]:
+    """The published results the model can use: a zoo profile for the workload, a catalog entry
+    with the precision's peak."""
+    found: list[Observation] = []
+    for r in results:
+        task = r.task or Task.train
+        profile = profile_of(r.workload, task, r.precision)
+        spec = catalog.get(r.hardware_id)
+        dev = device(spec, r.precision) if spec is not None else None
+        if profile is None or dev is None:
+            continue
+        found.append(
+            Observation(
+                profile=profile,
+                batch=r.batch_size,
+                device=dev,
+                throughput=r.throughput_samples_per_s / r.devices,
+                runtime=r.runtime,
+                group=group_of(r.source, r.workload, task),
+                label=f"{r.hardware_id} {r.workload}/{task.value} {r.precision.value} ({r.source})",
+            )
+        )
+    return found
+
+
+def from_run(report: RunReport, parts: Mapping[str, CatalogHardware], profile_of: ProfileOf) -> list[Observation]:
+    """A lab run's ok results on devices with a catalog part (``parts``: device id -> part), as
+    observations of the lab's own stack (no stack factor: they pin the model's absolute level)."""
+    found: list[Observation] = []
+    for r in report.results:
+        spec = parts.get(r.device.split(":")[0]) or parts.get(r.device)
+        if r.status is not ResultStatus.ok or r.task is None or spec is None or not r.throughput_samples_per_s:
+            continue
+        profile = profile_of(r.workload, r.task, r.precision)
+        dev = device(spec, r.precision)
+        if profile is None or dev is None:
+            continue
+        found.append(
+            Observation(
+                profile=profile,
+                batch=r.batch_size,
+                device=dev,
+                throughput=r.throughput_samples_per_s,
+                runtime=r.runtime,
+                group=None,
+                threads=r.threads,
+                label=f"{spec.id} {r.workload}/{r.task.value} {r.precision.value} {r.runtime} "
+                f"batch {r.batch_size} threads {r.threads} (lab {report.machine.hostname})",
+            )
+        )
+    return found
+
+
+def median_per_part(observations: Sequence[Observation]) -> list[Observation]:
+    """Several systems of one part at one config count once, at their median (six H100 hosts are one GPU)."""
+    by: dict[tuple[str, str | None, str, str, int], list[Observation]] = defaultdict(list)
+    for o in observations:
+        by[(o.device.id, o.group, o.profile.workload, o.profile.precision.value, o.batch)].append(o)
+    out = []
+    for group in by.values():
+        middle = sorted(group, key=lambda o: o.throughput)[len(group) // 2]
+        median = statistics.median(o.throughput for o in group)
+        out.append(
+            Observation(
+                profile=middle.profile,
+                batch=middle.batch,
+                device=middle.device,
+                throughput=median,
+                runtime=middle.runtime,
+                group=middle.group,
+                threads=middle.threads,
+                label=middle.label,
+            )
+        )
+    return out

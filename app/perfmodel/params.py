@@ -1,0 +1,44 @@
+"""The calibrated parameters, shipped as data (app/perfmodel/data/params.json).
+
+scripts/calibrate_perfmodel.py writes the file from the published results shipped with the
+package (and the lab results it is given); benchmarks/accuracy.py measures how good they are. The
+file holds, per kind of device, the model's parameters, each source's stack factor, and the bands
+(absolute log errors at 90% coverage) that leave-one-part-out gave each kind of estimate.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.perfmodel.calibrate import PRIORS
+from app.perfmodel.model import PARAMETERS, Params
+
+
+class Calibration(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generated_by: str = "scripts/calibrate_perfmodel.py"
+    params: dict[str, dict[str, float]] = Field(description="Per kind (gpu, cpu): parameter -> value.")
+    stacks: dict[str, float] = Field(default_factory=dict, description="source/workload/task -> stack factor.")
+    bands: dict[str, float] = Field(
+        default_factory=dict,
+        description="Kind of estimate -> absolute log error at 90% coverage (leave one part out).",
+    )
+    observations: dict[str, int] = Field(default_factory=dict, description="What each kind was calibrated on.")
+
+    def of(self, kind: str) -> Params:
+        values = self.params.get(kind) or {p: PRIORS[kind][p][0] for p in PARAMETERS}
+        return Params(kind, values)
+
+
+@lru_cache(maxsize=1)
+def shipped() -> Calibration:
+    """The shipped calibration; the priors alone (and no bands) when none was built."""
+    path = resources.files("app.perfmodel").joinpath("data/params.json")
+    if not path.is_file():
+        return Calibration(params={})
+    return Calibration.model_validate(json.loads(path.read_text(encoding="utf-8")))

@@ -1,0 +1,143 @@
+"""Modelled: the performance model (app/perfmodel) on the part's catalog figures, calibrated.
+
+The model predicts the step time from the workload's operator profile and the part's peaks,
+bandwidth and cache, with parameters learned from every measurement shipped (published results) and
+a correction from the lab's own: for the lab's configs, the model is scaled by what the lab's
+devices of the same kind measured over what the model says for them (their measured / modelled
+ratio, the geometric mean over devices). With no lab measurement of that runtime and precision on
+that kind of device, the model stands alone (eager PyTorch) with the wider band that kind of
+estimate earned. A published source's configs carry that source's stack factor (NGC containers,
+DALI, fused optimisers). A config that does not fit in the part's memory is said so, not dropped.
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
+from app.perfmodel.bands import as_pct
+from app.perfmodel.observations import group_of
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.predict import Prediction, band_of, predict
+from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, estimators
+from app.recommender.evidence import LAB, Hardware
+from app.recommender.guess import Guess
+from app.recommender.reasons import Why, power_why
+
+MIN_MODELLED_PCT = 5.0
+
+
+@estimators.register
+class Modelled(Estimator):
+    info = EstimatorInfo(
+        name="modelled",
+        description="The performance model: the workload's operator profile on the part's specs, "
+        "calibrated on published and lab measurements; band from leave-one-part-out errors.",
+        order=3,
+    )
+
+    @staticmethod
+    def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+        if hardware.spec is None or not evidence.workload:
+            return None
+        key = (config, "model:" + hardware.spec.id, hardware.ref.kind)
+        if key not in evidence.predictions:
+            evidence.predictions[key] = _modelled(hardware, config, evidence)
+        return evidence.predictions[key]
+
+
+def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Prediction | None:
+    assert hardware.spec is not None
+    threads = config.threads if hardware.ref.kind is DeviceKind.cpu else None
+    return predict(
+        evidence.workload,
+        evidence.task,
+        config.precision,
+        config.batch_size,
+        hardware.spec,
+        runtime=config.runtime,
+        threads=threads,
+    )
+
+
+def lab_correction(
+    runtime: str, precision: Precision, kind: DeviceKind, evidence: Evidence
+) -> tuple[float, int] | None:
+    """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
+    (geometric mean over devices), with how many devices it stands on; None when none measured it."""
+    key = (runtime, precision, kind)
+    if key in evidence.corrections:
+        return evidence.corrections[key]
+    per_device: dict[str, list[float]] = {}
+    for p in evidence.by_config.get((LAB, runtime, precision), []):
+        if p.hardware.spec is None or p.hardware.ref.kind is not kind:
+            continue
+        modelled = _predict(p.hardware, Config(runtime, precision, p.batch_size, p.threads), evidence)
+        if modelled is not None and modelled.throughput > 0:
+            per_device.setdefault(p.hardware.key, []).append(math.log(p.throughput / modelled.throughput))
+    found = None
+    if per_device:
+        logs = [sum(v) / len(v) for v in per_device.values()]
+        found = (math.exp(sum(logs) / len(logs)), len(logs))
+    evidence.corrections[key] = found
+    return found
+
+
+def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+    assert hardware.spec is not None
+    modelled = _predict(hardware, config, evidence)
+    if modelled is None:
+        return None
+    kind = modelled.band_kind
+    if config.source == LAB:
+        correction = lab_correction(config.runtime, config.precision, hardware.ref.kind, evidence)
+        factor, devices = correction if correction is not None else (1.0, 0)
+        band = band_of(kind if devices else f"{kind}-uncalibrated")
+        calibrated_by = f"{devices} lab device(s)" if devices else "published results only"
+    else:
+        stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task))
+        if stack is None:
+            return None
+        factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
+    throughput = modelled.throughput * factor
+    error_pct = max(MIN_MODELLED_PCT, as_pct(band))
+    b = modelled.breakdown
+    seconds = config.batch_size / throughput
+    drawn: float | None = None  # the power model (app/perfmodel/power.py) plugs in here
+    power: float | None = drawn if drawn is not None else hardware.spec.tdp_w
+    basis: PowerBasis | None = PowerBasis.modelled if drawn is not None else PowerBasis.tdp if power else None
+    why = Why(
+        ReasonCode.modelled,
+        {
+            "workload": evidence.workload,
+            "bound": b.bound,
+            "compute_ms": b.compute_s * 1000,
+            "memory_ms": b.memory_s * 1000,
+            "host_ms": b.host_s * 1000,
+            "step_ms": seconds * 1000,
+            "calibrated_by": calibrated_by,
+            "factor": factor,
+            "error_pct": error_pct,
+        },
+    )
+    reasons = [why]
+    if basis is PowerBasis.modelled:
+        reasons.append(
+            Why(
+                ReasonCode.power_modelled,
+                {"compute_util": b.utilisation_compute, "memory_util": b.utilisation_memory, "power_w": power},
+            )
+        )
+    else:
+        reasons += power_why(basis)
+    return Guess(
+        kind=EstimateKind.predicted,
+        source=config.source,
+        throughput_samples_per_s=throughput,
+        error_pct=error_pct,
+        latency_p99_ms=seconds * 1000,
+        power_w=power,
+        power_basis=basis,
+        why=reasons,
+        memory_gb=modelled.memory_bytes / 1e9,
+    )

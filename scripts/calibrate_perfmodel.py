@@ -1,0 +1,90 @@
+"""Calibrate the performance model and write app/perfmodel/data/params.json.
+
+    python scripts/calibrate_perfmodel.py [--out DIR]
+
+Fits the model's parameters (app/perfmodel/model.py) for GPUs on the Lambda 2022 and 2024
+single-GPU training results shipped in app/catalog/data/public_results.csv, and for CPUs on the
+OpenVINO CPU results, with a stack factor per published source and workload. Then measures the
+bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
+quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
+source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
+calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
+
+Nothing from Lambda's 2025 rerun (v2_2025) or DESIGN.md's H100 figures is read: they are tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from app.catalog import load
+from app.catalog.published import shipped as published
+from app.perfmodel import bands
+from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
+from app.perfmodel.model import PARAMETERS
+from app.perfmodel.observations import from_public, median_per_part
+from app.perfmodel.predict import profile_of
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = {
+    "gpu": ("public:lambda-2022", "public:lambda-2024"),
+    "cpu": ("public:openvino-2024.1",),
+}
+
+
+def observations(kind: str) -> list[Observation]:
+    catalog = {e.id: e for e in load()}
+    rows = [r for r in published() if r.source in SOURCES[kind]]
+    return median_per_part([o for o in from_public(rows, catalog, profile_of) if o.device.kind == kind])
+
+
+def calibrate() -> dict[str, object]:
+    params: dict[str, dict[str, float]] = {}
+    stacks: dict[str, float] = {}
+    found_bands: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for kind in ("gpu", "cpu"):
+        seen = observations(kind)
+        counts[kind] = len(seen)
+        if not seen:
+            continue
+        fitted = fit(seen, kind)
+        params[kind] = {p: _round(fitted.params[p]) for p in PARAMETERS}
+        stacks.update({g: _round(v) for g, v in fitted.stacks.items()})
+        held = leave_one_part_out(seen, kind)
+        for name, errors in (
+            (kind, [abs(math.log(h.predicted / h.observation.throughput)) for h in held]),
+            (f"{kind}-uncalibrated", [abs(math.log(h.unstacked / h.observation.throughput)) for h in held]),
+        ):
+            band = bands.quantile(errors)
+            if band is not None:
+                found_bands[name] = _round(band)
+    return {
+        "generated_by": "scripts/calibrate_perfmodel.py",
+        "params": params,
+        "stacks": dict(sorted(stacks.items())),
+        "bands": dict(sorted(found_bands.items())),
+        "observations": counts,
+    }
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.4g}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=ROOT / "app" / "perfmodel" / "data")
+    args = parser.parse_args()
+    result = calibrate()
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "params.json"
+    path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {path}: {result['observations']} observations, bands {result['bands']}")
+
+
+if __name__ == "__main__":
+    main()
