@@ -69,6 +69,13 @@ class CustomWorkload(Strict):
     flops_per_sample: Annotated[float, Field(gt=0, le=1e18, description="FLOP per sample (1e18: an exaFLOP).")]
     bytes_per_sample: Annotated[float, Field(gt=0, le=1e15, description="Bytes moved per sample (1e15: a petabyte).")]
     parameters: int = Field(ge=0, le=10**15)
+    operators: int | None = Field(
+        default=None,
+        ge=1,
+        le=10**7,
+        description="Operators (kernels) one step runs; eager PyTorch pays a host cost for each, which is what "
+        "batch-1 latency is made of. Unknown: the median of the zoo's models at the same task.",
+    )
 
 
 class Constraints(Strict):

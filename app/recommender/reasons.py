@@ -65,11 +65,11 @@ def _predicted(f: Figures) -> str:
 
 
 def _roofline(f: Figures) -> str:
-    unit = "OP" if f["precision"] == "int8" else "FLOP"
+    operators = f"{f['operators']} operators" + ("" if f["operators_given"] else " (the zoo's median; give operators)")
     return (
-        f"roofline from specs only: {f['flops_per_sample']:.3g} FLOP at {f['compute_efficiency']:.0%} of "
-        f"{f['peak']:g} T{unit}/s + {f['bytes_per_sample']:.3g} B at {f['memory_efficiency']:.0%} of "
-        f"{f['memory_bandwidth_gb_s']:g} GB/s"
+        f"modelled from specs only: {f['flops_per_sample']:.3g} FLOP and {f['bytes_per_sample']:.3g} B per sample "
+        f"at {f['precision']}, {operators}: step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f}, memory "
+        f"{f['memory_ms']:,.2f}, host {f['host_ms']:,.2f} ms); band ±{f['error_pct']:.0f}%"
     )
 
 

@@ -1,45 +1,42 @@
 """Specs alone: a custom workload nobody measured, from its FLOPs and bytes per sample.
 
-Time per sample = FLOPs / (efficiency x peak) + bytes / (efficiency x bandwidth). The efficiencies are
-what well-tuned kernels commonly reach (half the math peak, 70% of the bandwidth); with nothing
-measured the band is wide (±50%) and says so.
+The workload becomes a one-bucket profile (app/perfmodel/custom.py) and runs through the same
+calibrated model as the zoo: a roofline at the efficiencies the data taught, plus a kernel and (in
+eager PyTorch) a host dispatch per operator, which is what batch-1 latency is made of. Its band is
+the one an uncalibrated model earned out of sample, labelled ``source: model``.
 """
 
 from __future__ import annotations
 
-import math
-
-from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision, ReasonCode
+from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision, ReasonCode, Task
+from app.perfmodel.bands import as_pct
+from app.perfmodel.custom import profile, typical_operators
+from app.perfmodel.device import device
+from app.perfmodel.model import step
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.predict import band_of
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
-from app.recommender.scaling import peak_field
 
-COMPUTE_EFFICIENCY = 0.5
-MEMORY_EFFICIENCY = 0.7
-ROOFLINE_ERROR_PCT = 50.0
+CUSTOM_RUNTIME = "torch-eager"
 
 
 def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: Precision, batch: int) -> Guess | None:
     spec = hardware.spec
-    if spec is None:
+    dev = device(spec, precision) if spec is not None else None
+    if spec is None or dev is None:
         return None
-    peak = getattr(spec, peak_field(precision))
-    if not peak or not spec.memory_bandwidth_gb_s:
-        return None
-    seconds = workload.flops_per_sample / (COMPUTE_EFFICIENCY * peak * 1e12) + workload.bytes_per_sample / (
-        MEMORY_EFFICIENCY * spec.memory_bandwidth_gb_s * 1e9
-    )
-    if not math.isfinite(seconds) or seconds <= 0:
-        return None
-    throughput = 1.0 / seconds
+    breakdown = step(profile(workload, precision), dev, batch, calibration().of(dev.kind), runtime=CUSTOM_RUNTIME)
+    throughput = batch / breakdown.seconds
+    error_pct = as_pct(band_of(f"{dev.kind}-uncalibrated"))
     power = spec.tdp_w
     return Guess(
         kind=EstimateKind.predicted,
         source="model",
         throughput_samples_per_s=throughput,
-        error_pct=ROOFLINE_ERROR_PCT,
-        latency_p99_ms=batch * seconds * 1000,
+        error_pct=error_pct,
+        latency_p99_ms=breakdown.seconds * 1000,
         power_w=power,
         power_basis=PowerBasis.tdp if power else None,
         why=[
@@ -49,10 +46,13 @@ def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: P
                     "flops_per_sample": workload.flops_per_sample,
                     "bytes_per_sample": workload.bytes_per_sample,
                     "precision": precision.value,
-                    "peak": peak,
-                    "compute_efficiency": COMPUTE_EFFICIENCY,
-                    "memory_bandwidth_gb_s": spec.memory_bandwidth_gb_s,
-                    "memory_efficiency": MEMORY_EFFICIENCY,
+                    "operators": workload.operators or typical_operators(Task.infer),
+                    "operators_given": workload.operators is not None,
+                    "compute_ms": breakdown.compute_s * 1000,
+                    "memory_ms": breakdown.memory_s * 1000,
+                    "host_ms": breakdown.host_s * 1000,
+                    "step_ms": breakdown.seconds * 1000,
+                    "error_pct": error_pct,
                 },
             ),
             *power_why(PowerBasis.tdp if power else None),
