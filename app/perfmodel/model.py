@@ -138,12 +138,13 @@ def evaluate(
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager."""
     i = cols.case
-    efficiency = np.array([params[c] for c in cols.op_class])
+    # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
+    efficiency = np.minimum(1.0, np.array([params[c] for c in cols.op_class]))
     peak = np.where(cols.tensor, matrix[i], vector[i])
     compute = (cols.flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = cols.bytes / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
-    memory = cols.bytes / (params["memory"] * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
+    memory = cols.bytes / (min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
     bucket = _smooth_max(compute, memory)
     n = cols.cases
     kernels = np.bincount(i, cols.kernels, n)

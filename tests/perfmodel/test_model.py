@@ -1,0 +1,172 @@
+"""The performance model's behaviour on a small known dataset: properties that must hold for any
+device, and a calibration that recovers the parameters it was given."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.contracts import Precision, Task
+from app.perfmodel import bands
+from app.perfmodel.calibrate import PRIORS, Observation, fit, predict
+from app.perfmodel.device import Device
+from app.perfmodel.model import PARAMETERS, Params, step
+from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
+
+PARAMS = Params("gpu", {p: PRIORS["gpu"][p][0] for p in PARAMETERS})
+
+
+def profile(name: str = "toy", conv: float = 4e9, moved: float = 3e7, weights: float = 1e8) -> Profile:
+    """A small CNN-like step: convolutions, a normalisation pass and an elementwise pass."""
+    return Profile(
+        workload=name,
+        task=Task.infer,
+        precision=Precision.bf16,
+        shape={"image": 224},
+        buckets=[
+            Bucket(
+                op_class=OpClass.conv,
+                flops=Linear(per_sample=conv),
+                bytes=Linear(per_sample=moved, per_step=weights),
+                kernels=50,
+                operators=50,
+            ),
+            Bucket(
+                op_class=OpClass.norm,
+                flops=Linear(per_sample=2e7),
+                bytes=Linear(per_sample=8e7),
+                kernels=50,
+                operators=50,
+            ),
+            Bucket(
+                op_class=OpClass.elementwise,
+                flops=Linear(per_sample=1e7),
+                bytes=Linear(per_sample=6e7),
+                kernels=70,
+                operators=70,
+            ),
+        ],
+        memory=Memory(weights=weights, activations=Linear(per_sample=5e7)),
+        batches=(1, 8),
+        made_with="hand-made for the tests",
+    )
+
+
+def gpu(
+    matrix: float = 300e12, vector: float = 40e12, bandwidth: float = 2e12, cache: float = 50e6, units: float = 100
+) -> Device:
+    return Device("toy-gpu", "Toy GPU", "gpu", matrix, vector, bandwidth, cache, units, 400.0, 100.0, 400.0)
+
+
+peaks = st.floats(1e12, 2e15)
+widths = st.floats(1e11, 1e13)
+batches = st.sampled_from([1, 2, 8, 32, 256])
+
+
+@settings(max_examples=60, deadline=None)
+@given(matrix=peaks, vector=st.floats(1e12, 1e14), bandwidth=widths, batch=batches, factor=st.floats(1.0, 10.0))
+def test_more_peak_or_bandwidth_is_never_slower(
+    matrix: float, vector: float, bandwidth: float, batch: int, factor: float
+) -> None:
+    base = step(profile(), gpu(matrix, vector, bandwidth), batch, PARAMS, runtime="torch-eager").seconds
+    for faster in (
+        gpu(matrix * factor, vector, bandwidth),
+        gpu(matrix, vector * factor, bandwidth),
+        gpu(matrix, vector, bandwidth * factor),
+    ):
+        assert step(profile(), faster, batch, PARAMS, runtime="torch-eager").seconds <= base * (1 + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(matrix=peaks, vector=st.floats(1e12, 1e14), bandwidth=widths, batch=batches)
+def test_never_above_the_roofline(matrix: float, vector: float, bandwidth: float, batch: int) -> None:
+    p, dev = profile(), gpu(matrix, vector, bandwidth)
+    found = step(p, dev, batch, PARAMS, runtime="torch-eager")
+    compute = sum(b.flops.at(batch) / (matrix if b.op_class is OpClass.conv else vector) for b in p.buckets)
+    memory = p.bytes(batch) / (bandwidth * (1 + PARAMS["cache_gain"]))
+    assert found.seconds >= max(compute, memory)
+    assert batch / found.seconds <= batch / max(compute, memory)
+
+
+def test_batch_one_is_host_bound_and_large_batches_are_not() -> None:
+    one = step(profile(), gpu(), 1, PARAMS, runtime="torch-eager")
+    many = step(profile(), gpu(), 256, PARAMS, runtime="torch-eager")
+    assert one.bound == "host" and many.bound in ("compute", "memory")
+    assert 256 / many.seconds > 10 * (1 / one.seconds)  # throughput grows with the batch
+    graph = step(profile(), gpu(), 1, PARAMS, runtime="onnxruntime-cuda")
+    assert graph.seconds < one.seconds  # no Python per operator
+
+
+def test_a_cpu_with_fewer_threads_is_slower() -> None:
+    cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None)
+    params = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})
+    all_cores = step(profile(), cpu, 8, params, runtime="torch-eager")
+    two = step(profile(), cpu, 8, params, runtime="torch-eager", threads=2)
+    assert two.seconds > 4 * all_cores.seconds
+
+
+def test_calibration_recovers_the_parameters_that_made_the_data() -> None:
+    truth = Params("gpu", {**PARAMS.values, "conv": 0.35, "memory": 0.6, "dispatch_eager_s": 4e-5})
+    rng = np.random.default_rng(7)
+    observations = []
+    for i in range(24):
+        dev = gpu(
+            matrix=float(rng.uniform(50e12, 1000e12)),
+            vector=float(rng.uniform(10e12, 80e12)),
+            bandwidth=float(rng.uniform(0.3e12, 4e12)),
+            units=float(rng.integers(40, 150)),
+        )
+        dev = Device(
+            f"gpu-{i}",
+            f"GPU {i}",
+            "gpu",
+            dev.matrix,
+            dev.vector,
+            dev.bandwidth,
+            dev.cache,
+            dev.units,
+            300.0,
+            None,
+            None,
+        )
+        for batch in (1, 8, 64, 256):
+            seconds = step(profile(), dev, batch, truth, runtime="torch-eager").seconds
+            observations.append(Observation(profile(), batch, dev, batch / seconds, "torch-eager", None, label=dev.id))
+    fitted = fit(observations, "gpu")
+    errors = np.abs(np.log(predict(fitted, observations) / np.array([o.throughput for o in observations])))
+    assert float(errors.max()) < 0.02
+    assert fitted.params["conv"] == pytest.approx(0.35, rel=0.1)
+    assert fitted.params["dispatch_eager_s"] == pytest.approx(4e-5, rel=0.1)
+
+
+def test_a_stack_factor_is_learned_per_group() -> None:
+    observations = []
+    for i, matrix in enumerate((100e12, 300e12, 900e12)):
+        dev = Device(f"g{i}", f"G{i}", "gpu", matrix, 30e12, 2e12, 40e6, 100, 300.0, None, None)
+        seconds = step(profile(), dev, 256, PARAMS, runtime="torch-eager").seconds
+        observations.append(Observation(profile(), 256, dev, 256 / seconds, "torch-eager", None, label=dev.id))
+        observations.append(
+            Observation(profile(), 256, dev, 0.5 * 256 / seconds, "pytorch-ngc", "public:x/toy/infer", label=dev.id)
+        )
+    fitted = fit(observations, "gpu")
+    assert fitted.stacks["public:x/toy/infer"] == pytest.approx(2.0, rel=0.05)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(20, 400), st.integers(0, 10_000))
+def test_a_conformal_band_holds_about_ninety_percent_of_new_errors(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    past, future = np.abs(rng.normal(size=n)), np.abs(rng.normal(size=4000))
+    band = bands.quantile(past.tolist())
+    assert band is not None
+    coverage = float(np.mean(future <= band))
+    # marginal coverage is >= 90% on average over draws; a single draw of n past errors varies around it
+    assert coverage > 0.9 - 3 / math.sqrt(n)
+
+
+def test_too_few_errors_give_no_band() -> None:
+    assert bands.quantile([0.1] * 5) is None and bands.quantile([]) is None
