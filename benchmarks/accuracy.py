@@ -35,7 +35,7 @@ from app.contracts import Precision, PublicResult, Task
 from app.perfmodel import bands
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
-from app.perfmodel.observations import from_public, group_of, median_per_part
+from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
 from app.perfmodel.profile import Profile
 from app.perfmodel.profile import shipped as profiles
 from app.recommender.scaling import Reference, transfer
@@ -51,6 +51,10 @@ FORWARD_PARTS = {
     r"_1xGH200_96GB": "gh200-96gb",
     r"_1xGH200_80GB": "gh200-96gb",
 }
+
+
+UNITS = {"gnmt": "tokens/s"}
+"""How Lambda counts each workload (lambda-dl-benchmark/SOURCES.md); the rest are samples/s."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +176,9 @@ def forward(datasets: Path, catalog: dict[str, CatalogHardware], fitted_band: fl
                     profile=profile,
                     batch=size,
                     device=dev,
-                    throughput=value,
+                    throughput=value / per_sample(UNITS.get(workload, "samples/s"), profile),
                     runtime="pytorch-ngc",
-                    group=group_of(LAMBDA_2024, workload, Task.train),
+                    group=group_of(LAMBDA_2024, workload, Task.train, precision),
                     label=f"{part} {workload}/train {precision.value} (lambda v2 {name})",
                 )
                 outcomes.append((o, float(predict(fitted, [o])[0])))

@@ -42,6 +42,7 @@ PRIORS: dict[str, dict[str, tuple[float, float]]] = {
         "dispatch_eager_s": (2.5e-5, 0.7),
         "dispatch_graph_s": (4e-6, 1.0),
         "step_s": (1e-4, 1.5),
+        "flops_per_w": (2e12, 1.0),
     },
     "cpu": {
         "conv": (0.45, 0.7),
@@ -56,6 +57,7 @@ PRIORS: dict[str, dict[str, tuple[float, float]]] = {
         "dispatch_eager_s": (1.5e-5, 0.7),
         "dispatch_graph_s": (3e-6, 1.0),
         "step_s": (1e-4, 1.5),
+        "flops_per_w": (1e12, 1.0),
     },
 }
 STACK_PRIOR_SPREAD = 1.0
@@ -99,7 +101,9 @@ class _Design:
 def _design(observations: Sequence[Observation]) -> _Design:
     parts: list[tuple[Array, Array, Array, np.ndarray, list[str]]] = []
     cases: list[np.ndarray] = []
-    fields: dict[str, list[float]] = {k: [] for k in ("matrix", "vector", "bandwidth", "cache", "units", "dispatch")}
+    fields: dict[str, list[float]] = {
+        k: [] for k in ("matrix", "vector", "bandwidth", "cache", "units", "dispatch", "watts")
+    }
     groups = sorted({o.group for o in observations if o.group is not None})
     index = {g: i for i, g in enumerate(groups)}
     for n, o in enumerate(observations):
@@ -114,6 +118,7 @@ def _design(observations: Sequence[Observation]) -> _Design:
         units = min(o.device.units, o.threads) if o.device.kind == "cpu" and o.threads else o.device.units
         fields["units"].append(units)
         fields["dispatch"].append(1.0 if dispatch_of(o.runtime) == "eager" else 0.0)
+        fields["watts"].append(o.device.matrix_watts if o.device.kind == "gpu" else float("inf"))
     cols = Columns(
         case=np.concatenate(cases),
         flops=np.concatenate([p[0] for p in parts]),

@@ -22,6 +22,17 @@ _PEAK_FIELD = {
 }
 
 
+ENERGY_WEIGHT = {
+    Precision.fp16: 1.0,
+    Precision.bf16: 1.0,
+    Precision.tf32: 2.0,
+    Precision.fp32: 4.0,
+    Precision.int8: 0.5,
+}
+"""Energy of one FLOP of the precision's matrix math relative to FP16: the same units run TF32 at half
+the FP16 rate and INT8 at twice it, within the same power; FP32 runs on the vector units at a quarter."""
+
+
 def peak_field(precision: Precision) -> str:
     """The catalog field of a precision's math-unit peak (TFLOP/s; int8: TOP/s)."""
     return _PEAK_FIELD[precision]
@@ -46,6 +57,9 @@ class Device:
     tdp_w: float | None
     limit_min_w: float | None
     limit_max_w: float | None
+    matrix_watts: float = float("inf")
+    """The board power in FP16-equivalent watts (TDP / ENERGY_WEIGHT): what bounds the matrix units
+    when the peak needs more energy than the board may draw."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -78,4 +92,5 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         tdp_w=hardware.tdp_w,
         limit_min_w=hardware.power_limit_min_w,
         limit_max_w=hardware.power_limit_max_w or hardware.tdp_w,
+        matrix_watts=hardware.tdp_w / ENERGY_WEIGHT[precision] if hardware.tdp_w else float("inf"),
     )

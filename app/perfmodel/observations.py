@@ -23,8 +23,18 @@ from app.perfmodel.profile import Profile
 ProfileOf = Callable[[str, Task, Precision], Profile | None]
 
 
-def group_of(source: str, workload: str, task: Task) -> str:
-    return f"{source}/{workload}/{task.value}"
+def per_sample(unit: str, profile: Profile) -> float:
+    """How many of a published unit one sample of the profile is: a GNMT sample (a sentence pair at
+    the profile's lengths) is source + target tokens when the source counts tokens; else 1."""
+    if unit.startswith("tokens"):
+        return float(sum(v for k, v in profile.shape.items() if k.endswith("sequence")) or 1)
+    return 1.0
+
+
+def group_of(source: str, workload: str, task: Task, precision: Precision) -> str:
+    """A stack-factor group: one published source's runs of one workload, task and precision (NGC's
+    mixed-precision path, with loss scaling and fused optimisers, is not its TF32 path)."""
+    return f"{source}/{workload}/{task.value}/{precision.value}"
 
 
 def from_public(
@@ -45,9 +55,9 @@ def from_public(
                 profile=profile,
                 batch=r.batch_size,
                 device=dev,
-                throughput=r.throughput_samples_per_s / r.devices,
+                throughput=r.throughput_samples_per_s / r.devices / per_sample(r.unit, profile),
                 runtime=r.runtime,
-                group=group_of(r.source, r.workload, task),
+                group=group_of(r.source, r.workload, task, r.precision),
                 label=f"{r.hardware_id} {r.workload}/{task.value} {r.precision.value} ({r.source})",
             )
         )

@@ -95,7 +95,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         band = band_of(kind if devices else f"{kind}-uncalibrated")
         calibrated_by = f"{devices} lab device(s)" if devices else "published results only"
     else:
-        stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task))
+        stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
         if stack is None:
             return None
         factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
