@@ -10,7 +10,16 @@ Everything is re-exported here, so ``from app.contracts import Result`` stays th
 
 from __future__ import annotations
 
-from app.contracts.catalog import Alias, CatalogMatch, CatalogPatch, Peak, PublicImportReport, PublicResult, Watts
+from app.contracts.catalog import (
+    Alias,
+    CatalogMatch,
+    CatalogPatch,
+    Peak,
+    Price,
+    PublicImportReport,
+    PublicResult,
+    Watts,
+)
 from app.contracts.common import (
     INT32_MAX,
     SCHEMA_VERSION,
@@ -137,6 +146,7 @@ __all__ = [
     "PowerSource",
     "Precision",
     "PredictionRequest",
+    "Price",
     "ProbeError",
     "Problem",
     "PublicImportReport",
