@@ -43,6 +43,8 @@ from app.contracts.common import (
 from app.contracts.fleet import (
     BUILT_IN_SUITES,
     AgentState,
+    CatalogPin,
+    CatalogPinCreate,
     EnrollRequest,
     EnrollResponse,
     Heartbeat,
@@ -107,6 +109,8 @@ __all__ = [
     "CandidateConfig",
     "CatalogMatch",
     "CatalogPatch",
+    "CatalogPin",
+    "CatalogPinCreate",
     "Constraints",
     "CpuInfo",
     "CustomWorkload",

@@ -13,7 +13,7 @@ from typing import Literal
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.catalog import CatalogHardware, Matcher, is_generic_cpu_name, listing, load
+from app.catalog import CatalogHardware, Match, Matcher, is_generic_cpu_name, listing, load
 from app.catalog.lab import LabChange, layer
 from app.catalog.listing import CatalogFilter, CatalogPage
 from app.catalog.published import shipped
@@ -121,7 +121,18 @@ def match(session: Session, name: str, kind: Literal["gpu", "cpu"] | None = None
         kind, found = lab.any(name)
     else:
         found = lab.device(kind, name)
-    return CatalogMatch(name=name, kind=kind, catalog_id=found.catalog_id, code=found.code, note=found.note)
+    return CatalogMatch(name=name, kind=kind, catalog_id=found.catalog_id, code=found.code, note=_with_remedy(found))
+
+
+PIN_HINT = (
+    "an admin who knows the part pins the device to its entry: "
+    "hwadvisor machines set-catalog MACHINE_ID CATALOG_ID (PUT /api/v1/machines/{id}/catalog)"
+)
+
+
+def _with_remedy(found: Match) -> str:
+    """The matcher's reason, with what to do about a name no alias can ever match."""
+    return f"{found.note}; {PIN_HINT}" if found.code == "generic" else found.note
 
 
 def match_devices(session: Session, spec: MachineSpec) -> MachineSpec:
@@ -133,7 +144,7 @@ def match_devices(session: Session, spec: MachineSpec) -> MachineSpec:
     devices: list[Device] = []
     for device in spec.devices:
         found = lab.device("cpu" if device.kind is DeviceKind.cpu else "gpu", device.name)
-        note = found.note
+        note = _with_remedy(found)
         if found.catalog_id is None and device.catalog_id is not None:
             note += f" (the agent's catalog said {device.catalog_id})"
         devices.append(device.model_copy(update={"catalog_id": found.catalog_id, "catalog_note": note}))

@@ -79,6 +79,7 @@ def test_a_generic_virtualised_cpu_stays_unmatched_and_cannot_be_an_alias(api: A
     cpu = devices(api, machine_id)["cpu"]
     assert cpu["name"] == "Intel(R) Xeon(R) Processor"
     assert cpu["catalog_id"] is None and "generic model name" in cpu["catalog_note"]
+    assert "hwadvisor machines set-catalog" in cpu["catalog_note"]
     refused = api.client.put(
         "/api/v1/catalog/xeon-platinum-8480plus", json={"aliases": ["Intel(R) Xeon(R) Processor"]}, headers=api.admin
     )
@@ -129,6 +130,8 @@ def test_match_says_what_a_name_is_and_why_to_a_read_only_key(api: Api) -> None:
     assert near["catalog_id"] is None and near["code"] == "unknown" and "'NVIDIA H100'" in near["note"]
     generic = match("AMD EPYC")
     assert generic["catalog_id"] is None and generic["code"] == "generic"
+    assert "generic model name 'AMD EPYC'" in generic["note"], "why it does not match"
+    assert "hwadvisor machines set-catalog MACHINE_ID CATALOG_ID" in generic["note"], "and what to do"
     assert match("ACME T9000 PCIe")["catalog_id"] is None
     assert api.client.put("/api/v1/catalog/acme-t9000", json=ACME, headers=api.admin).status_code == 200
     assert match("ACME T9000 PCIe")["catalog_id"] == "acme-t9000"
