@@ -1,9 +1,11 @@
 """The catalog as the lab sees it: the shipped entries with the lab's own entries and overrides on top.
 
 A user's change never edits the shipped file: it is a row in ``catalog_entries`` (``overrides``
-for a shipped entry, ``specs`` for hardware the shipped catalog lacks), and every overridden
-figure names where it came from in ``sources``. The lab's aliases are added to a shipped entry's,
-never put in their place, so a lab cannot unmatch the parts the shipped catalog knows.
+for a shipped entry, ``specs`` for hardware the shipped catalog lacks), and every figure the lab
+gave names where it came from in ``sources``. A price the lab sets carries its own ``price_date``
+(app/db/catalog.py stores the day it was set when none is given), never the date of the price it
+replaces. The lab's aliases are added to a shipped entry's, never put in their place, so a lab
+cannot unmatch the parts the shipped catalog knows.
 
 Pure: app/db/catalog.py reads the rows and hands them here as ``LabChange``.
 """
@@ -21,6 +23,8 @@ from app.errors import InvalidInput
 
 USER_SOURCE = "set by a user through the API"
 NOT_FIGURES = ("id", "sources", "note", "aliases")
+NAMES = ("kind", "vendor", "name")
+"""What identifies a lab's own entry: not a figure with a source."""
 
 
 class LabChange(BaseModel):
@@ -42,10 +46,14 @@ def layer(shipped: Iterable[CatalogHardware], changes: Iterable[LabChange]) -> d
         fields = dict(change.specs) if base is None else base.model_dump()
         fields.update(change.overrides)
         sources = dict(fields.get("sources") or {})
-        stamp = f"{USER_SOURCE} ({change.updated_at:%Y-%m-%d})"
-        for field in change.overrides:
-            if field not in NOT_FIGURES:
+        day = f"{change.updated_at:%Y-%m-%d}"
+        stamp = f"{USER_SOURCE} ({day})"
+        figures = change.overrides if base is not None else change.specs
+        for field in figures:
+            if field not in NOT_FIGURES and field not in NAMES:
                 sources[field] = stamp
+        if "price_usd" in figures and "price_date" not in figures:  # a row from before prices were dated
+            fields["price_date"] = day if fields.get("price_usd") is not None else None
         lab_aliases = list(change.overrides.get("aliases") or ())
         if base is not None and lab_aliases:
             fields["aliases"] = base.aliases + [a for a in lab_aliases if a not in base.aliases]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import getpass
 import uuid
+from typing import Annotated, TypeVar
 
 import typer
+from pydantic import BaseModel
 
 from app.cli.common import database_url
 from app.contracts import MachineStatus
+
+Model = TypeVar("Model", bound=BaseModel)
 
 group = typer.Typer(no_args_is_help=True, help="Machines enrolled with this server.")
 
@@ -52,3 +57,61 @@ def unretire(machine_id: uuid.UUID) -> None:
                 "enrol its agent again (hwadvisor agent enroll ...), then: hwadvisor machines approve "
                 + str(machine.id)
             )
+
+
+@group.command("set-catalog")
+def set_catalog(
+    machine_id: uuid.UUID,
+    catalog_id: Annotated[str, typer.Argument(help="The entry's id (hwadvisor catalog list --search TEXT finds it).")],
+    device: Annotated[
+        str | None, typer.Option(help="cpu or cuda:N; unset, the CPU for a CPU entry, the GPUs for a GPU entry.")
+    ] = None,
+) -> None:
+    """Pin a machine's device to a catalog entry, for a device the server cannot match itself (a
+    hypervisor's generic CPU name: `hwadvisor catalog match NAME` says why). It holds, recorded with
+    who and when, when the machine reports its spec again, until `hwadvisor machines clear-catalog`."""
+    from app.contracts import CatalogPinCreate
+    from app.db import catalog_pins, machines
+    from app.db.engine import Database
+
+    body = _validated(CatalogPinCreate, {"catalog_id": catalog_id, "device": device})
+    with Database(database_url()).writing() as session:
+        machine = machines.get(session, machine_id)
+        for found in catalog_pins.pin(session, machine, body.catalog_id, body.device, by=_who()):
+            typer.echo(f"{machine.id} {found.device}: {catalog_pins.note(found)}")
+
+
+@group.command("clear-catalog")
+def clear_catalog(
+    machine_id: uuid.UUID,
+    device: Annotated[str | None, typer.Option(help="cpu or cuda:N; unset, every pinned device.")] = None,
+) -> None:
+    """Clear an admin's pin: the device's automatic catalog match holds again."""
+    from app.db import catalog_pins, machines
+    from app.db.engine import Database
+
+    with Database(database_url()).writing() as session:
+        machine = machines.get(session, machine_id)
+        for cleared in catalog_pins.unpin(session, machine, device):
+            row = next((r for r in machine.devices if r.device_id == cleared), None)
+            now = row.catalog_id if row is not None and row.catalog_id else "no catalog entry"
+            typer.echo(f"{machine.id} {cleared}: unpinned; matched automatically: {now}")
+
+
+def _who() -> str:
+    """Who pins from the command line: the user running it, where the database is."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry (a bare container)
+        user = "a local user"
+    return f"{user} with hwadvisor machines set-catalog"
+
+
+def _validated(model: type[Model], values: dict[str, object]) -> Model:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise typer.BadParameter(f"{'.'.join(map(str, error['loc']))}: {error['msg']}") from exc

@@ -10,7 +10,16 @@ Everything is re-exported here, so ``from app.contracts import Result`` stays th
 
 from __future__ import annotations
 
-from app.contracts.catalog import Alias, CatalogMatch, CatalogPatch, Peak, PublicImportReport, PublicResult, Watts
+from app.contracts.catalog import (
+    Alias,
+    CatalogMatch,
+    CatalogPatch,
+    Peak,
+    Price,
+    PublicImportReport,
+    PublicResult,
+    Watts,
+)
 from app.contracts.common import (
     INT32_MAX,
     SCHEMA_VERSION,
@@ -34,6 +43,8 @@ from app.contracts.common import (
 from app.contracts.fleet import (
     BUILT_IN_SUITES,
     AgentState,
+    CatalogPin,
+    CatalogPinCreate,
     EnrollRequest,
     EnrollResponse,
     Heartbeat,
@@ -98,6 +109,8 @@ __all__ = [
     "CandidateConfig",
     "CatalogMatch",
     "CatalogPatch",
+    "CatalogPin",
+    "CatalogPinCreate",
     "Constraints",
     "CpuInfo",
     "CustomWorkload",
@@ -137,6 +150,7 @@ __all__ = [
     "PowerSource",
     "Precision",
     "PredictionRequest",
+    "Price",
     "ProbeError",
     "Problem",
     "PublicImportReport",

@@ -50,6 +50,8 @@ class PublicImportReport(Strict):
 
 Peak = Annotated[float, Field(ge=0.001, le=1e6, description="TFLOP/s (int8: TOP/s), dense.")]
 Watts = Annotated[float, Field(ge=1, le=100_000)]
+PriceDate = Annotated[str, Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")]
+"""YYYY-MM or YYYY-MM-DD."""
 MAX_ALIASES = 16
 Alias = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
 
@@ -71,6 +73,9 @@ class CatalogPatch(Strict):
     power_limit_min_w: Watts | None = None
     power_limit_max_w: Watts | None = None
     price_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    price_date: PriceDate | None = Field(
+        default=None, description="When your price was quoted; unset with a new price_usd, the day it was set."
+    )
     aliases: list[Alias] | None = Field(
         default=None,
         max_length=MAX_ALIASES,
@@ -98,3 +103,17 @@ class CatalogMatch(Strict):
         description="alias or pattern: how it matched; ambiguous, generic (a hypervisor's CPU name), unknown: why not."
     )
     note: Text
+
+
+class Price(Strict):
+    """What a part costs and how that is known; one rule makes it for the catalog, the recommender
+    and the dashboard (app/catalog/price.py)."""
+
+    usd: Annotated[float, Field(ge=0)]
+    basis: Literal["quote", "lab", "release"] = Field(
+        description="quote: a dated price from a dataset; lab: a price the lab set; release: the launch price, "
+        "the only figure there is (it may be far from what the part costs now)."
+    )
+    date: str | None = Field(description="When it was quoted or set, or (release) when the part came out.")
+    source: str | None = Field(description="Where the figure comes from (the entry's sources['price_usd']).")
+    label: str = Field(description="How it was known, in words: 'quoted 2024-06', 'release price, 2021-04'.")

@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from app.contracts.common import (
     INT32_MAX,
+    DeviceId,
     Name,
     Strict,
     Text,
@@ -38,6 +39,28 @@ LabelValue = Annotated[str, Field(max_length=200)]
 Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=LABELS_MAX)]
 
 
+class CatalogPinCreate(Strict):
+    """An admin's choice of catalog entry for a device the server cannot match itself (a hypervisor's
+    generic CPU name such as 'AMD EPYC', a vGPU's name): it holds until cleared, whatever the
+    machine reports later."""
+
+    catalog_id: Name
+    device: DeviceId | None = Field(
+        default=None,
+        description="cpu or cuda:N. Unset: the CPU for a CPU entry; for a GPU entry, the machine's GPUs when "
+        "they all report one name.",
+    )
+
+
+class CatalogPin(Strict):
+    """A device of a machine pinned to a catalog entry: by whom and when."""
+
+    device: DeviceId
+    catalog_id: str
+    pinned_by: str
+    pinned_at: datetime
+
+
 class MachineRead(Strict):
     id: uuid.UUID
     fingerprint: str
@@ -49,6 +72,11 @@ class MachineRead(Strict):
     last_seen_at: datetime | None
     hardware: str | None = Field(default=None, description="One line: its GPUs and CPU, e.g. '8 x NVIDIA H100 ...'.")
     spec: MachineSpec | None = None
+    catalog_pins: list[CatalogPin] = Field(
+        default_factory=list,
+        description="Devices an admin pinned to a catalog entry; they win over the automatic match "
+        "(the spec's devices show the pinned entry, and why).",
+    )
 
 
 class EnrollRequest(Strict):

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from app.contracts.catalog import Price
 from app.contracts.common import (
     DeviceId,
     DeviceKind,
@@ -184,11 +185,19 @@ class Candidate(CandidateConfig):
     estimate: Estimate
     throughput_per_w: NonNegative | None = None
     energy_per_sample_j: NonNegative | None = None
-    price_usd: NonNegative | None = None
+    price_usd: NonNegative | None = Field(default=None, description="Per device: ``price.usd``.")
+    price: Price | None = Field(
+        default=None, description="How the price is known: a dated quote, the lab's price, or a release price."
+    )
     cost_per_million_samples_usd: NonNegative | None = None
     system_throughput_samples_per_s: NonNegative
     system_power_w: NonNegative | None = None
     pareto: bool = Field(description="On the front of throughput vs power: nothing else is faster for less power.")
+    notes: list[Reason] = Field(
+        default_factory=list,
+        description="What to know beyond the estimate, as codes: price_unknown when there is no price (its cost "
+        "figures are then null, and a cost objective ranks it after every priced candidate).",
+    )
 
 
 class Rejection(CandidateConfig):

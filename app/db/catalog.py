@@ -13,14 +13,16 @@ from typing import Literal
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.catalog import CatalogHardware, Matcher, is_generic_cpu_name, load
+from app.catalog import CatalogHardware, Match, Matcher, is_generic_cpu_name, listing, load
 from app.catalog.lab import LabChange, layer
+from app.catalog.listing import CatalogFilter, CatalogPage
 from app.catalog.published import shipped
 from app.contracts import CatalogPatch, Device, DeviceKind, MachineSpec, PublicResult
 from app.contracts.catalog import CatalogMatch
 from app.db.models import CatalogEntry, PublicResultRow, utcnow
 from app.errors import InvalidInput, NotFoundError
 
+FIND_HINT = "`hwadvisor catalog list --search TEXT` or GET /api/v1/catalog?q=TEXT finds an entry's id"
 RESERVED_IDS = frozenset({"match"})
 """Ids a route path already uses (GET /api/v1/catalog/match)."""
 
@@ -31,10 +33,15 @@ def entries(session: Session) -> dict[str, CatalogHardware]:
     return layer(load(), (LabChange.model_validate(row) for row in rows))
 
 
+def page(session: Session, where: CatalogFilter, *, limit: int, offset: int) -> CatalogPage:
+    """One page of the lab's catalog (GET /api/v1/catalog, ``hwadvisor catalog list``)."""
+    return listing.page(entries(session).values(), where, limit=limit, offset=offset)
+
+
 def entry(session: Session, catalog_id: str) -> CatalogHardware:
     found = entries(session).get(catalog_id)
     if found is None:
-        raise NotFoundError(f"no catalog entry {catalog_id!r}", hint="GET /api/v1/catalog lists them")
+        raise NotFoundError(f"no catalog entry {catalog_id!r}", hint=FIND_HINT)
     return found
 
 
@@ -43,6 +50,8 @@ def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHard
     if catalog_id in RESERVED_IDS:
         raise InvalidInput(f"{catalog_id!r} cannot be a catalog id", hint="the API uses that path for something else")
     changes = patch.model_dump(exclude_unset=True)
+    if "price_usd" in changes and "price_date" not in changes:
+        changes["price_date"] = None if changes["price_usd"] is None else f"{utcnow():%Y-%m-%d}"
     base = next((e for e in load() if e.id == catalog_id), None)  # the shipped entry, if there is one
     row = session.get(CatalogEntry, catalog_id)
     if row is None:
@@ -112,7 +121,18 @@ def match(session: Session, name: str, kind: Literal["gpu", "cpu"] | None = None
         kind, found = lab.any(name)
     else:
         found = lab.device(kind, name)
-    return CatalogMatch(name=name, kind=kind, catalog_id=found.catalog_id, code=found.code, note=found.note)
+    return CatalogMatch(name=name, kind=kind, catalog_id=found.catalog_id, code=found.code, note=_with_remedy(found))
+
+
+PIN_HINT = (
+    "an admin who knows the part pins the device to its entry: "
+    "hwadvisor machines set-catalog MACHINE_ID CATALOG_ID (PUT /api/v1/machines/{id}/catalog)"
+)
+
+
+def _with_remedy(found: Match) -> str:
+    """The matcher's reason, with what to do about a name no alias can ever match."""
+    return f"{found.note}; {PIN_HINT}" if found.code == "generic" else found.note
 
 
 def match_devices(session: Session, spec: MachineSpec) -> MachineSpec:
@@ -124,7 +144,7 @@ def match_devices(session: Session, spec: MachineSpec) -> MachineSpec:
     devices: list[Device] = []
     for device in spec.devices:
         found = lab.device("cpu" if device.kind is DeviceKind.cpu else "gpu", device.name)
-        note = found.note
+        note = _with_remedy(found)
         if found.catalog_id is None and device.catalog_id is not None:
             note += f" (the agent's catalog said {device.catalog_id})"
         devices.append(device.model_copy(update={"catalog_id": found.catalog_id, "catalog_note": note}))

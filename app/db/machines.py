@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
-from app.db import catalog, tokens
+from app.db import catalog, catalog_pins, tokens
 from app.db.models import DeviceRow, Machine, Run, SpecSnapshot, utcnow
 from app.errors import AuthError, ConflictError, ForbiddenError, NotFoundError
 
@@ -55,7 +55,9 @@ def record_spec(session: Session, machine: Machine, spec: MachineSpec) -> SpecSn
 
 
 def _sync_devices(machine: Machine, spec: MachineSpec) -> None:
-    """Update the device rows in place (a replaced list would insert before it deletes, and clash)."""
+    """Update the device rows in place (a replaced list would insert before it deletes, and clash);
+    a device an admin pinned keeps its pinned catalog entry, whatever matching made of the new spec."""
+    held = catalog_pins.pins(machine)
     rows = {row.device_id: row for row in machine.devices}
     wanted = {d.id for d in spec.devices}
     for row in [r for r in machine.devices if r.device_id not in wanted]:
@@ -68,7 +70,7 @@ def _sync_devices(machine: Machine, spec: MachineSpec) -> None:
         row.name = device.name
         row.uuid = device.nvidia.uuid if device.nvidia else None
         row.memory_total_mb = device.memory_total_mb
-        row.catalog_id = device.catalog_id
+        row.catalog_id = held[device.id].catalog_id if device.id in held else device.catalog_id
 
 
 def _take_fingerprint(session: Session, machine: Machine, fingerprint: str) -> None:
@@ -276,10 +278,12 @@ def retire(session: Session, machine_id: uuid.UUID) -> Machine:
 
 def to_read(session: Session, machine: Machine, *, with_spec: bool = False) -> MachineRead:
     """The row read by its attributes (``hardware`` is a property of the row); the status shown is
-    derived from the heartbeats, and the spec is read only when asked for."""
+    derived from the heartbeats, and the spec is read only when asked for (its pinned devices
+    showing the admin's entry)."""
     read = MachineRead.model_validate(machine, from_attributes=True)
     read.status = displayed_status(machine)
-    read.spec = latest_spec(session, machine.id) if with_spec else None
+    spec = latest_spec(session, machine.id) if with_spec else None
+    read.spec = catalog_pins.over(spec, catalog_pins.pins(machine)) if spec is not None else None
     return read
 
 
@@ -291,7 +295,7 @@ def page(
     limit: int = 100,
     offset: int = 0,
 ) -> Page[MachineRead]:
-    query = select(Machine).options(selectinload(Machine.devices))
+    query = select(Machine).options(selectinload(Machine.devices), selectinload(Machine.catalog_pins))
     if status is not None:
         query = query.where(_status_is(status))
     if search:

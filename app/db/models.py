@@ -84,6 +84,9 @@ class Machine(Base):
     devices: Mapped[list[DeviceRow]] = relationship(
         back_populates="machine", cascade="all, delete-orphan", order_by="DeviceRow.device_id"
     )
+    catalog_pins: Mapped[list[CatalogPinRow]] = relationship(
+        cascade="all, delete-orphan", order_by="CatalogPinRow.device"
+    )
 
     @property
     def hardware(self) -> str | None:
@@ -126,6 +129,19 @@ class DeviceRow(Base):
     catalog_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
     machine: Mapped[Machine] = relationship(back_populates="devices")
+
+
+class CatalogPinRow(Base):
+    """An admin's choice of catalog entry for one device of a machine. Kept apart from the device
+    rows, which each new spec rewrites: the pin outlives them, and wins over the automatic match."""
+
+    __tablename__ = "catalog_pins"
+
+    machine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"), primary_key=True)
+    device: Mapped[str] = mapped_column(String(16), primary_key=True)
+    catalog_id: Mapped[str] = mapped_column(String(64))
+    pinned_by: Mapped[str] = mapped_column(String(200))
+    pinned_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Run(Base):

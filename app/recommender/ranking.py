@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from app.contracts import Candidate, EstimateKind, ReasonCode, Recommendation, Rejection, WorkloadSpec
+from app.catalog.price import price_of
+from app.contracts import Candidate, EstimateKind, Price, ReasonCode, Recommendation, Rejection, WorkloadSpec
 from app.recommender import reasons as words
 from app.recommender.estimators import Config
 from app.recommender.evidence import Hardware
@@ -20,6 +21,7 @@ POWER_CODES = frozenset({ReasonCode.over_power_budget, ReasonCode.over_system_po
 KIND_ORDER = {EstimateKind.measured: 2, EstimateKind.interpolated: 1, EstimateKind.predicted: 0}
 SECONDS_PER_YEAR = 365.25 * 86400
 MAX_REJECTED = 200
+COST_OBJECTIVE = "cost_per_million_samples"
 
 
 class Option(NamedTuple):
@@ -41,7 +43,7 @@ def _limits(spec: WorkloadSpec) -> float | None:
     return min(shares) if shares else None
 
 
-def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[Why]:
+def _reasons(spec: WorkloadSpec, option: Option, price: Price | None) -> list[Why]:
     c, e, hardware = spec.constraints, option.estimate, option.hardware.ref
     n = c.device_count
     at = {"hardware": hardware.name, "batch_size": option.config.batch_size}
@@ -100,34 +102,47 @@ def _reasons(spec: WorkloadSpec, option: Option, price: float | None) -> list[Wh
         reasons.append(why(ReasonCode.out_of_memory, **at, needed_gb=e.memory_gb, memory_gb=part.memory_gb))
     if c.max_price_usd is not None:
         if price is None:
-            reasons.append(why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id))
-        elif price * n > c.max_price_usd:
+            reasons.append(_unpriced(option))
+        elif price.usd * n > c.max_price_usd:
             reasons.append(
                 why(
                     ReasonCode.over_price,
                     devices=n,
-                    price_usd=price,
-                    total_usd=price * n,
+                    price_usd=price.usd,
+                    price_label=price.label,
+                    total_usd=price.usd * n,
                     max_price_usd=c.max_price_usd,
                 )
             )
     return reasons
 
 
-def _price(h: Hardware) -> float | None:
-    if h.spec is None:
-        return None
-    return h.spec.price_usd if h.spec.price_usd is not None else h.spec.release_price_usd
+def _unpriced(option: Option) -> Why:
+    hardware = option.hardware.ref
+    return why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id)
 
 
-def _score(spec: WorkloadSpec, e: Guess, price: float | None) -> Scored:
+class Prices:
+    """Each hardware's price by the catalog's one rule (app/catalog/price.py), worked out once per
+    hardware however many configs it has; None where the catalog has no price, never a stand-in."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, Price | None] = {}
+
+    def __call__(self, hardware: Hardware) -> Price | None:
+        if hardware.key not in self._known:
+            self._known[hardware.key] = price_of(hardware.spec)
+        return self._known[hardware.key]
+
+
+def _score(spec: WorkloadSpec, e: Guess, price: Price | None) -> Scored:
     throughput = e.throughput_samples_per_s
     per_w = throughput / e.power_w if e.power_w else None
     joules = e.power_w / throughput if e.power_w is not None else None
     cost = None
     if price is not None and e.power_w is not None:
         per_second = (
-            price / (spec.amortisation_years * SECONDS_PER_YEAR)
+            price.usd / (spec.amortisation_years * SECONDS_PER_YEAR)
             + e.power_w / 1000 / 3600 * spec.electricity_usd_per_kwh
         )
         cost = per_second * 1e6 / throughput
@@ -139,10 +154,11 @@ def _score(spec: WorkloadSpec, e: Guess, price: float | None) -> Scored:
 
 def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recommendation:
     budget = _limits(spec)
-    feasible: list[tuple[Option, Scored, float | None]] = []
+    feasible: list[tuple[Option, Scored, Price | None]] = []
     rejected: list[tuple[Option, list[Why]]] = []
+    price_of_hardware = Prices()
     for option in options:
-        price = _price(option.hardware)
+        price = price_of_hardware(option.hardware)
         reasons = _reasons(spec, option, price)
         if reasons:
             rejected.append((option, reasons))
@@ -163,6 +179,7 @@ def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recomme
         for rank, ((option, scored, price), on_front) in enumerate(zip(feasible, front, strict=True), start=1)
         if rank <= spec.limit
     ]
+    _note_unpriced(spec, [(option, price) for option, _, price in feasible], notes)
     if len(feasible) > spec.limit:
         notes.append(f"{len(feasible)} feasible candidates; the best {spec.limit} are listed (raise limit for more)")
     rejected.sort(key=lambda r: r[0].estimate.throughput_samples_per_s, reverse=True)
@@ -170,6 +187,19 @@ def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recomme
         notes.append(f"{len(rejected)} candidates rejected; the {MAX_REJECTED} fastest are listed")
     listed = [_rejection(option, reasons) for option, reasons in rejected[:MAX_REJECTED]]
     return Recommendation(query=spec, candidates=candidates, rejected=listed, notes=notes)
+
+
+def _note_unpriced(spec: WorkloadSpec, ranked: list[tuple[Option, Price | None]], notes: list[str]) -> None:
+    """Under a cost objective, say which hardware ranks last for want of a price."""
+    if spec.objective != COST_OBJECTIVE:
+        return
+    names = sorted({option.hardware.ref.name for option, price in ranked if price is None})
+    if names:
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+        notes.append(
+            f"no price for {shown}: ranked after every priced candidate, with no cost figure "
+            "(set price_usd: PUT /api/v1/catalog/<id>)"
+        )
 
 
 def _listed(option: Option) -> dict[str, Any]:
@@ -190,7 +220,7 @@ def _rejection(option: Option, reasons: list[Why]) -> Rejection:
 
 
 def _candidate(
-    rank: int, option: Option, s: Scored, price: float | None, spec: WorkloadSpec, on_front: bool
+    rank: int, option: Option, s: Scored, price: Price | None, spec: WorkloadSpec, on_front: bool
 ) -> Candidate:
     n = spec.constraints.device_count
     return Candidate(
@@ -198,7 +228,9 @@ def _candidate(
         rank=rank,
         throughput_per_w=s.throughput_per_w,
         energy_per_sample_j=s.energy_per_sample_j,
-        price_usd=price,
+        price_usd=price.usd if price is not None else None,
+        price=price,
+        notes=[words.to_reason(_unpriced(option))] if price is None else [],
         cost_per_million_samples_usd=s.cost_per_million_usd,
         system_throughput_samples_per_s=s.system_throughput,
         system_power_w=s.power_w * n if s.power_w is not None else None,

@@ -41,6 +41,10 @@ def _basis(f: Figures) -> str:
     return f" ({words})" if words else ""
 
 
+def _price_label(f: Figures) -> str:
+    return f" ({f['price_label']})" if f.get("price_label") else ""
+
+
 def _at(f: Figures) -> str:
     return f"at batch {f['batch_size']}"
 
@@ -104,9 +108,17 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"{f['devices']} x {f['hardware']} give {f['system_throughput_samples_per_s']:,.1f}/s {_at(f)}, "
         f"under the {f['min_throughput_samples_per_s']:,.0f}/s asked"
     ),
-    ReasonCode.price_unknown: lambda f: f"no price known for {f['hardware']} (set price_usd: PUT /api/v1/catalog/<id>)",
+    ReasonCode.price_unknown: lambda f: (
+        f"no price for {f['hardware']} "
+        + (
+            f"(set price_usd: PUT /api/v1/catalog/{f['catalog_id']})"
+            if f.get("catalog_id")
+            else "(it matches no catalog entry to price: hwadvisor machines set-catalog pins it to one)"
+        )
+    ),
     ReasonCode.over_price: lambda f: (
-        f"{f['devices']} x ${f['price_usd']:,.0f} = ${f['total_usd']:,.0f} is over the ${f['max_price_usd']:,.0f} limit"
+        f"{f['devices']} x ${f['price_usd']:,.0f}{_price_label(f)} = ${f['total_usd']:,.0f} is over the "
+        f"${f['max_price_usd']:,.0f} limit"
     ),
     ReasonCode.out_of_memory: lambda f: (
         f"needs {f['needed_gb']:,.1f} GB at batch {f['batch_size']} (weights, activations, optimiser state), "

@@ -19,6 +19,24 @@ def _number(value: float | None, fmt: str = ",.1f") -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _cost(c: Candidate) -> str:
+    """The cost per million samples, marked when its price is only a release price."""
+    mark = "+" if c.price is not None and c.price.basis == "release" else ""
+    return _number(c.cost_per_million_samples_usd, ",.2f") + mark
+
+
+def _prices(candidates: list[Candidate]) -> list[str]:
+    """Which prices are release prices, and which hardware has none: a cost is never silently made up."""
+    release = {c.hardware.name: c.price.label for c in candidates if c.price is not None and c.price.basis == "release"}
+    missing = sorted({c.hardware.name for c in candidates if c.price is None})
+    lines = []
+    if release:
+        lines.append("+ priced at its release price: " + "; ".join(f"{n} ({w})" for n, w in sorted(release.items())))
+    if missing:
+        lines.append(f"no price for {', '.join(missing)}: no cost figure (set price_usd: PUT /api/v1/catalog/<id>)")
+    return lines
+
+
 def render(answer: Recommendation, *, rejected: int = 10) -> str:
     lines = []
     header = (
@@ -34,12 +52,12 @@ def render(answer: Recommendation, *, rejected: int = 10) -> str:
             f"{c.rank:>3} {c.hardware.name[:32]:<32} {_where(c)[:22]:<22} {c.runtime[:16]:<16} {c.precision.value:<5} "
             f"{c.batch_size:>6} {c.threads or '-':>4} {e.throughput_samples_per_s:>12,.1f} {e.error_pct:>4.0f} "
             f"{_number(e.latency_p99_ms):>8} {power:>6} {_number(c.throughput_per_w, ',.2f'):>7} "
-            f"{_number(c.cost_per_million_samples_usd, ',.2f'):>8} {KIND_MARK[e.kind]:<9} {e.source}"
-            + ("  pareto" if c.pareto else "")
+            f"{_cost(c):>8} {KIND_MARK[e.kind]:<9} {e.source}" + ("  pareto" if c.pareto else "")
         )
     if not answer.candidates:
         lines.append("(no candidate meets the constraints)")
     lines.append("* power not measured: TDP, a TDP share, or a cap (see each explanation with --json)")
+    lines.extend(_prices(answer.candidates))
     if answer.candidates:
         lines.append(f"best: {answer.candidates[0].estimate.explanation}")
     if answer.rejected:

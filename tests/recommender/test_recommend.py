@@ -152,6 +152,49 @@ def test_a_price_quote_through_the_catalog_changes_the_cost_ranking(api: Api) ->
     assert ask(api, **spec)["candidates"][0]["price_usd"] == before[0]["price_usd"]
 
 
+UNPRICED = {
+    "kind": "gpu",
+    "vendor": "NVIDIA",
+    "name": "Unpriced prototype",
+    "peak_bf16_tflops": 500,
+    "peak_fp32_tflops": 60,
+    "memory_bandwidth_gb_s": 2500,
+    "tdp_w": 500,
+}
+
+
+def test_every_price_is_the_catalogs_and_a_missing_one_is_said_never_made_up(api: Api) -> None:
+    build(api)
+    assert api.client.put("/api/v1/catalog/my-gpu", json=UNPRICED, headers=api.admin).status_code == 200
+    spec = {"batch_size": 64, "scope": "catalog", "objective": "cost_per_million_samples", "limit": 1000}
+    answer = ask(api, **spec, constraints={"precisions": ["bf16"]})
+    catalog = api.client.get("/api/v1/catalog", params={"limit": 500}, headers=api.admin).json()["items"]
+    prices = {e["id"]: e["price"] for e in catalog}
+    candidates = answer["candidates"]
+    for c in candidates:
+        catalog_id = c["hardware"]["catalog_id"]
+        assert c["price"] == (prices[catalog_id] if catalog_id else None), "the same price as the catalog lists"
+        if c["price"] is None:
+            assert c["price_usd"] is None and c["cost_per_million_samples_usd"] is None
+            (note,) = c["notes"]
+            assert note["code"] == "price_unknown" and note["text"].startswith(f"no price for {c['hardware']['name']}")
+        else:
+            assert c["price_usd"] == c["price"]["usd"] and c["notes"] == []
+            if c["price"]["basis"] == "release":
+                assert c["price"]["label"].startswith("release price, ")
+    costed = [c["cost_per_million_samples_usd"] is not None for c in candidates]
+    assert costed == sorted(costed, reverse=True), "every candidate with a cost ranks before every one without"
+    mine = next(c for c in candidates if c["hardware"]["catalog_id"] == "my-gpu")
+    assert mine["rank"] > sum(costed)
+    assert mine["notes"][0]["text"] == "no price for Unpriced prototype (set price_usd: PUT /api/v1/catalog/my-gpu)"
+    assert any(n.startswith("no price for ") and "Unpriced prototype" in n for n in answer["notes"])
+
+    limited = ask(api, **spec, constraints={"precisions": ["bf16"], "max_price_usd": 10**9})
+    refused = next(r for r in limited["rejected"] if r["hardware"]["catalog_id"] == "my-gpu")
+    assert [r["code"] for r in refused["reasons"]] == ["price_unknown"]
+    assert all(c["price"] is not None for c in limited["candidates"]), "a price limit admits only priced hardware"
+
+
 def test_a_new_catalog_entry_needs_a_name_and_then_gets_predictions(api: Api) -> None:
     build(api)
     bad = api.client.put("/api/v1/catalog/my-gpu", json={"peak_bf16_tflops": 500}, headers=api.admin)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from app.contracts import Heartbeat, MachineSpec
@@ -77,6 +79,7 @@ def test_a_generic_virtualised_cpu_stays_unmatched_and_cannot_be_an_alias(api: A
     cpu = devices(api, machine_id)["cpu"]
     assert cpu["name"] == "Intel(R) Xeon(R) Processor"
     assert cpu["catalog_id"] is None and "generic model name" in cpu["catalog_note"]
+    assert "hwadvisor machines set-catalog" in cpu["catalog_note"]
     refused = api.client.put(
         "/api/v1/catalog/xeon-platinum-8480plus", json={"aliases": ["Intel(R) Xeon(R) Processor"]}, headers=api.admin
     )
@@ -127,6 +130,8 @@ def test_match_says_what_a_name_is_and_why_to_a_read_only_key(api: Api) -> None:
     assert near["catalog_id"] is None and near["code"] == "unknown" and "'NVIDIA H100'" in near["note"]
     generic = match("AMD EPYC")
     assert generic["catalog_id"] is None and generic["code"] == "generic"
+    assert "generic model name 'AMD EPYC'" in generic["note"], "why it does not match"
+    assert "hwadvisor machines set-catalog MACHINE_ID CATALOG_ID" in generic["note"], "and what to do"
     assert match("ACME T9000 PCIe")["catalog_id"] is None
     assert api.client.put("/api/v1/catalog/acme-t9000", json=ACME, headers=api.admin).status_code == 200
     assert match("ACME T9000 PCIe")["catalog_id"] == "acme-t9000"
@@ -143,3 +148,110 @@ def test_match_is_documented_in_openapi(api: Api) -> None:
         "$ref": "#/components/schemas/CatalogMatch"
     }
     assert {p["name"] for p in operation["parameters"]} == {"name", "kind"}
+
+
+def listing(api: Api, **params: Any) -> dict[str, Any]:
+    response = api.client.get("/api/v1/catalog", params=params, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_the_listing_pages_through_every_entry_once_with_the_total(api: Api) -> None:
+    everything = listing(api, limit=500)
+    entries = everything["items"]
+    assert everything["total"] == len(entries) > 7 and everything["offset"] == 0
+    paged: list[str] = []
+    while len(paged) < everything["total"]:
+        page = listing(api, limit=7, offset=len(paged))
+        assert page["total"] == everything["total"] and 0 < len(page["items"]) <= 7
+        paged += [e["id"] for e in page["items"]]
+    assert paged == [e["id"] for e in entries]
+    assert listing(api, offset=everything["total"])["items"] == []
+    assert [e["kind"] for e in entries] == sorted((e["kind"] for e in entries), key=["gpu", "cpu"].index)
+
+
+def test_the_listing_filters_by_vendor_kind_year_memory_and_text(api: Api) -> None:
+    everything = listing(api, limit=500)["items"]
+
+    def ids(**params: Any) -> list[str]:
+        page = listing(api, limit=500, **params)
+        assert page["total"] == len(page["items"])
+        return [e["id"] for e in page["items"]]
+
+    assert ids(kind="cpu") == [e["id"] for e in everything if e["kind"] == "cpu"] != []
+    assert ids(vendor="nvidia") == [e["id"] for e in everything if e["vendor"] == "NVIDIA"] != []
+    assert ids(year=2022) == [e["id"] for e in everything if e["release_year"] == 2022] != []
+    recent = [e["id"] for e in everything if (e["release_year"] or 0) >= 2023 and e["kind"] == "gpu"]
+    assert ids(min_year=2023, kind="gpu") == recent != []
+    assert ids(max_year=2019) == [e["id"] for e in everything if e["release_year"] and e["release_year"] <= 2019]
+    assert ids(min_memory_gb=100) == [e["id"] for e in everything if (e["memory_gb"] or 0) >= 100] != []
+    found = ids(q="h100 SXM")
+    assert "h100-sxm5-80gb" in found and all("h100" in i for i in found)
+    assert ids(q="no such part") == []
+
+
+def test_the_labs_own_entry_is_listed_with_its_vendor_and_price(api: Api) -> None:
+    own = api.client.put("/api/v1/catalog/acme-t9000", json={**ACME, "price_usd": 1200}, headers=api.admin)
+    assert own.status_code == 200, own.text
+    page = listing(api, vendor="acme")
+    assert [e["id"] for e in page["items"]] == ["acme-t9000"] and "ACME" in page["vendors"]
+    price = page["items"][0]["price"]
+    assert price["usd"] == 1200 and price["basis"] == "lab" and price["date"] == page["items"][0]["price_date"]
+
+
+def test_a_price_the_lab_sets_is_dated_and_labelled_everywhere(api: Api) -> None:
+    set_today = api.client.put("/api/v1/catalog/l4", json={"price_usd": 2500}, headers=api.admin)
+    assert set_today.status_code == 200, set_today.text
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    assert set_today.json()["price_date"] == today
+    assert set_today.json()["price"] == {
+        "usd": 2500,
+        "basis": "lab",
+        "date": today,
+        "source": set_today.json()["sources"]["price_usd"],
+        "label": f"lab's price, {today}",
+    }
+    quoted = api.client.put("/api/v1/catalog/l4", json={"price_usd": 2400, "price_date": "2025-02"}, headers=api.admin)
+    assert quoted.json()["price"]["date"] == "2025-02"
+    shown = api.client.get("/api/v1/catalog/l4", headers=api.admin).json()
+    assert (
+        shown["price"]
+        == quoted.json()["price"]
+        == listing(api, q="l4", kind="gpu", vendor="NVIDIA")["items"][0]["price"]
+    )
+    bad = api.client.put("/api/v1/catalog/l4", json={"price_usd": 1, "price_date": "Feb 2025"}, headers=api.admin)
+    assert bad.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"limit": 501},
+        {"limit": 0},
+        {"offset": -1},
+        {"kind": "tpu"},
+        {"year": 1800},
+        {"min_memory_gb": -1},
+        {"q": "x" * 201},
+        {"year": 2023, "min_year": 2020},
+        {"min_year": 2024, "max_year": 2020},
+    ],
+)
+def test_bad_listing_parameters_are_refused_with_422(api: Api, params: dict[str, Any]) -> None:
+    response = api.client.get("/api/v1/catalog", params=params, headers=api.admin)
+    assert response.status_code == 422, response.text
+
+
+def test_the_listing_is_documented_in_openapi(api: Api) -> None:
+    schema = api.client.get("/openapi.json").json()
+    operation = schema["paths"]["/api/v1/catalog"]["get"]
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/CatalogPage"
+    }
+    assert {p["name"] for p in operation["parameters"]} == {
+        "vendor", "kind", "year", "min_year", "max_year", "min_memory_gb", "q", "limit", "offset"
+    }  # fmt: skip
+    assert all(p.get("description") for p in operation["parameters"] if p["name"] not in ("limit", "offset"))
+    entry = schema["components"]["schemas"]["CatalogRead"]["properties"]
+    assert {"price", "price_date", "release_year", "price_usd", "release_price_usd"} <= set(entry)

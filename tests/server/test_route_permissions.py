@@ -32,6 +32,8 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("POST", "/api/v1/machines/{machine_id}/retire"): {ADMIN},
     ("POST", "/api/v1/machines/{machine_id}/approve"): {ADMIN},
     ("POST", "/api/v1/machines/{machine_id}/unretire"): {ADMIN},
+    ("PUT", "/api/v1/machines/{machine_id}/catalog"): {ADMIN},
+    ("DELETE", "/api/v1/machines/{machine_id}/catalog"): {ADMIN},
     ("GET", "/api/v1/results"): READERS,
     ("GET", "/api/v1/results/export.csv"): READERS,
     ("POST", "/api/v1/tokens"): {ADMIN},

@@ -129,12 +129,16 @@ def test_fleet_machine_recommend_jobs_catalog(browser: Any, server: ServerProces
 
     page.click("#nav a[data-page=catalog]")
     wait_ready(page, "catalog")
+    page.fill("#catalog-filters input[name=q]", "l4")  # one page of many hundreds: find it first
+    found = catalog_total(server, q="l4")
+    expect(page.locator("#catalog-count")).to_have_text(f"{found} of {found} shown")
     page.fill("input[name=price-l4]", "2500")
     page.click("tr[data-entry=l4] button")
     page.wait_for_selector("tr[data-entry=l4] >> text=saved")
+    assert page.inner_text("tr[data-entry=l4] .price-note").startswith("lab's price, ")
     page.screenshot(path=str(screenshots / "6-catalog.png"), full_page=True)
     entry = httpx.get(f"{server.url}/api/v1/catalog/l4", headers={"Authorization": f"Bearer {ADMIN}"}).json()
-    assert entry["price_usd"] == 2500
+    assert entry["price_usd"] == 2500 and entry["price"]["basis"] == "lab"
     assert page.errors == []
 
 
@@ -147,6 +151,9 @@ def test_a_read_only_key_sees_everything_and_changes_nothing(browser: Any, serve
     assert page.locator("#new-enrollment").count() == 0
     page.click("#nav a[data-page=catalog]")
     wait_ready(page, "catalog")
+    page.fill("#catalog-filters input[name=q]", "l4")
+    found = catalog_total(server, q="l4")
+    expect(page.locator("#catalog-count")).to_have_text(f"{found} of {found} shown")
     assert page.locator("tr[data-entry=l4] button").is_disabled()
     # the server refuses it even when the page is bypassed, with a valid CSRF header
     status = page.evaluate(
@@ -236,10 +243,16 @@ def test_the_machine_page_says_why_there_is_no_scaling_chart_and_counts_as_its_p
             result(**cpu, **failed, batch_size=512, status="oom", reason="out of memory at batch 512"),
         ]
         assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+        pinned = client.put(
+            f"/api/v1/machines/{machine_id}/catalog", json={"catalog_id": "epyc-9654"}, headers=api.admin
+        )
+        assert pinned.status_code == 200, pinned.text
 
     page = open_page(browser, server)
     page.goto(f"{server.url}/#/machine/{machine_id}")
     wait_ready(page, "machine")
+    pin = page.inner_text("#catalog-match [data-device=cpu]")
+    assert pin.startswith("cpu: epyc-9654") and "pinned by the server's admin token" in pin
     assert "Measured at 2 threads only" in page.inner_text("#chart-threads")
     assert page.locator("#chart-threads canvas").count() == 0
     assert page.inner_text("#results-heading") == "Results (2)"
@@ -254,4 +267,88 @@ def test_the_machine_page_says_why_there_is_no_scaling_chart_and_counts_as_its_p
     expect(page.locator("#results-heading")).to_have_text("Results (2)")
     ok_row = page.locator("#results tbody tr", has_text="onnxruntime-cpu").filter(has_not_text="oom")
     assert ok_row.locator("td").nth(7).inner_text() == "30 samples/s"  # the throughput column carries its unit
+    assert page.errors == []
+
+
+def catalog_total(server: ServerProcess, **params: Any) -> int:
+    response = httpx.get(
+        f"{server.url}/api/v1/catalog", params={**params, "limit": 1}, headers={"Authorization": f"Bearer {ADMIN}"}
+    )
+    assert response.status_code == 200, response.text
+    return int(response.json()["total"])
+
+
+def test_the_catalog_page_filters_and_pages_on_the_server(browser: Any, server: ServerProcess) -> None:
+    total = catalog_total(server)
+    assert total > 25, "enough entries to page through"
+    page = open_page(browser, server)
+    page.click("#nav a[data-page=catalog]")
+    wait_ready(page, "catalog")
+    rows = page.locator("tr[data-entry]")
+    count = page.locator("#catalog-count")
+    expect(count).to_have_text(f"{min(50, total)} of {total} shown")
+    assert rows.count() == min(50, total), "one page drawn, not the catalog"
+
+    page.select_option("#catalog-filters select[name=limit]", "25")
+    expect(count).to_have_text(f"25 of {total} shown")
+    first = rows.first.get_attribute("data-entry")
+    page.click("#catalog-table .pager button >> text=next")
+    expect(page.locator("#catalog-table .pager span")).to_have_text(f"26\N{EN DASH}{min(50, total)} of {total}")
+    assert rows.first.get_attribute("data-entry") != first
+    assert "offset=25" in page.url and "limit=25" in page.url
+
+    page.select_option("#catalog-filters select[name=kind]", "cpu")
+    cpus = catalog_total(server, kind="cpu")
+    expect(count).to_have_text(f"{min(25, cpus)} of {cpus} shown")
+    assert set(page.locator("tr[data-entry] td:nth-child(2)").all_inner_texts()) == {"cpu"}
+    page.select_option("#catalog-filters select[name=vendor]", "Intel")
+    page.fill("#catalog-filters input[name=min_year]", "2023")
+    page.press("#catalog-filters input[name=min_year]", "Enter")
+    recent = catalog_total(server, kind="cpu", vendor="Intel", min_year=2023)
+    expect(count).to_have_text(f"{min(25, recent)} of {recent} shown")
+    assert {int(y) for y in page.locator("tr[data-entry] td:nth-child(4)").all_inner_texts()} >= {2023}
+    assert all(int(y) >= 2023 for y in page.locator("tr[data-entry] td:nth-child(4)").all_inner_texts())
+
+    page.fill("#catalog-filters input[name=q]", "platinum")
+    platinum = catalog_total(server, kind="cpu", vendor="Intel", min_year=2023, q="platinum")
+    expect(count).to_have_text(f"{platinum} of {platinum} shown")
+    assert all("platinum" in t.lower() for t in rows.all_inner_texts())
+    page.reload()  # the filters live in the address: a reload shows the same page
+    wait_ready(page, "catalog")
+    expect(count).to_have_text(f"{platinum} of {platinum} shown")
+    assert page.input_value("#catalog-filters input[name=q]") == "platinum"
+    assert page.input_value("#catalog-filters select[name=vendor]") == "Intel"
+    assert page.errors == []
+
+
+def test_a_slow_answer_to_an_earlier_catalog_search_never_draws_over_a_newer_one(
+    browser: Any, server: ServerProcess
+) -> None:
+    page = open_page(browser, server)
+    page.click("#nav a[data-page=catalog]")
+    wait_ready(page, "catalog")
+    held: list[Any] = []
+
+    def hold_the_first_h100_search(route: Any) -> None:
+        if "q=h100" in route.request.url and not held:
+            held.append(route)  # answered later, after the newer search has drawn
+        else:
+            route.continue_()
+
+    page.route("**/api/v1/catalog?*", hold_the_first_h100_search)
+    page.fill("#catalog-filters input[name=q]", "h100")
+    for _ in range(250):  # until the route has the request (Playwright calls it while the test waits)
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    page.fill("#catalog-filters input[name=q]", "a100")
+    a100 = catalog_total(server, q="a100")
+    expect(page.locator("#catalog-count")).to_have_text(f"{a100} of {a100} shown")
+    with page.expect_response(lambda response: "q=h100" in response.url):
+        held[0].continue_()
+    page.wait_for_timeout(300)  # room for the late answer to be (wrongly) drawn
+    assert page.inner_text("#catalog-count") == f"{a100} of {a100} shown"
+    assert all("a100" in t.lower() for t in page.locator("tr[data-entry]").all_inner_texts())
+    assert page.input_value("#catalog-filters input[name=q]") == "a100"
     assert page.errors == []

@@ -4,23 +4,49 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 
-from app.catalog import CatalogHardware
+from app.catalog.listing import MAX_PAGE, CatalogFilter, CatalogPage, CatalogRead, read, year_range
 from app.catalog.published import parse_csv
 from app.contracts import CatalogPatch, PublicImportReport, PublicResult
 from app.contracts.catalog import CatalogMatch
 from app.db import catalog
 from app.server.deps import Admin, DatabaseDep, Reader
+from app.server.limits import MAX_OFFSET
 
 router = APIRouter(tags=["catalog"])
 Source = Annotated[str, Query(pattern=r"^public:[a-z0-9][a-z0-9_.\-]{0,60}$")]
 
 
+def catalog_filter(
+    vendor: Annotated[str | None, Query(max_length=64, description="The vendor, e.g. NVIDIA (any case).")] = None,
+    kind: Annotated[Literal["gpu", "cpu"] | None, Query(description="gpu or cpu.")] = None,
+    year: Annotated[int | None, Query(ge=1970, le=2100, description="Released that year.")] = None,
+    min_year: Annotated[int | None, Query(ge=1970, le=2100, description="Released that year or later.")] = None,
+    max_year: Annotated[int | None, Query(ge=1970, le=2100, description="Released that year or earlier.")] = None,
+    min_memory_gb: Annotated[float | None, Query(ge=0, le=1e6, description="At least this much memory.")] = None,
+    q: Annotated[str | None, Query(max_length=200, description="Part of the id or the name (any case).")] = None,
+) -> CatalogFilter:
+    """The listing's filters; an entry whose release year or memory is unknown is left out by a filter on it."""
+    low, high = year_range(year, min_year, max_year)
+    return CatalogFilter(
+        vendor=vendor or None, kind=kind, min_year=low, max_year=high, min_memory_gb=min_memory_gb, q=q or None
+    )
+
+
 @router.get("/catalog")
-def list_catalog(_reader: Reader, db: DatabaseDep, kind: Literal["gpu", "cpu"] | None = None) -> list[CatalogHardware]:
+def list_catalog(
+    _reader: Reader,
+    db: DatabaseDep,
+    where: Annotated[CatalogFilter, Depends(catalog_filter)],
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> CatalogPage:
+    """The catalog as the recommender sees it (the lab's entries and overrides applied), filtered and
+    paged: GPUs then CPUs, by vendor, newest first. Each entry has its ``price`` (how it is known:
+    a dated quote, the lab's price, or a release price labelled as such) and its ``release_year``."""
     with db.reading() as session:
-        return [e for e in catalog.entries(session).values() if kind is None or e.kind == kind]
+        return catalog.page(session, where, limit=limit, offset=offset)
 
 
 @router.get("/catalog/match")
@@ -38,9 +64,9 @@ def match_catalog_name(
 
 
 @router.get("/catalog/{catalog_id}")
-def get_catalog_entry(catalog_id: str, _reader: Reader, db: DatabaseDep) -> CatalogHardware:
+def get_catalog_entry(catalog_id: str, _reader: Reader, db: DatabaseDep) -> CatalogRead:
     with db.reading() as session:
-        return catalog.entry(session, catalog_id)
+        return read(catalog.entry(session, catalog_id))
 
 
 @router.put("/catalog/{catalog_id}")
@@ -49,12 +75,12 @@ def put_catalog_entry(
     patch: CatalogPatch,
     _admin: Admin,
     db: DatabaseDep,
-) -> CatalogHardware:
+) -> CatalogRead:
     """Override fields of a shipped entry (e.g. your own price quote), or add hardware the catalog lacks
     (kind, vendor and name needed). The entry's ``sources`` says which figures are yours. ``aliases``
     names devices that are this entry: machines reporting one match it from their next new spec."""
     with db.writing() as session:
-        return catalog.apply(session, catalog_id, patch)
+        return read(catalog.apply(session, catalog_id, patch))
 
 
 @router.delete("/catalog/{catalog_id}/overrides", status_code=204)

@@ -5,8 +5,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.contracts import MachineLabels, MachineRead, MachineStatus, Page
-from app.db import machines
+from app.contracts import CatalogPinCreate, DeviceId, MachineLabels, MachineRead, MachineStatus, Page
+from app.db import catalog_pins, machines
+from app.db.tokens import ENV_ADMIN_ID, Principal
 from app.server.deps import Admin, DatabaseDep, Reader
 from app.server.limits import MAX_OFFSET
 
@@ -59,3 +60,36 @@ def approve_machine(machine_id: uuid.UUID, _admin: Admin, db: DatabaseDep) -> Ma
     token, let the new agent's token work and revoke the others."""
     with db.writing() as session:
         return machines.to_read(session, machines.approve(session, machine_id))
+
+
+def admin_named(principal: Principal) -> str:
+    """Who made an admin's choice, as it is recorded with it."""
+    if principal.token_id == ENV_ADMIN_ID:
+        return "the server's admin token (HWADVISOR_ADMIN_TOKEN)"
+    return f"admin token {principal.token_id}"
+
+
+@router.put("/{machine_id}/catalog")
+def pin_catalog_entry(machine_id: uuid.UUID, body: CatalogPinCreate, admin: Admin, db: DatabaseDep) -> MachineRead:
+    """Pin a device to a catalog entry: for a device the server cannot match itself (a hypervisor's
+    generic CPU name such as 'AMD EPYC'; GET /api/v1/catalog/match says why a name does not match).
+    Recorded with who and when, shown in the machine's detail, used by the recommender, and kept
+    when the machine reports its spec again; 404 for an unknown catalog id, 422 for the wrong kind."""
+    with db.writing() as session:
+        machine = machines.get(session, machine_id)
+        catalog_pins.pin(session, machine, body.catalog_id, body.device, by=admin_named(admin))
+        return machines.to_read(session, machine, with_spec=True)
+
+
+@router.delete("/{machine_id}/catalog")
+def unpin_catalog_entry(
+    machine_id: uuid.UUID,
+    _admin: Admin,
+    db: DatabaseDep,
+    device: Annotated[DeviceId | None, Query(description="The device to unpin; unset, every pinned device.")] = None,
+) -> MachineRead:
+    """Clear an admin's pin: the device's automatic match (with the lab's catalog as it is now) holds again."""
+    with db.writing() as session:
+        machine = machines.get(session, machine_id)
+        catalog_pins.unpin(session, machine, device)
+        return machines.to_read(session, machine, with_spec=True)

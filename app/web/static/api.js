@@ -45,3 +45,13 @@ export function query(params) {
   const s = q.toString();
   return s ? "?" + s : "";
 }
+
+/** Every item of a paged list ({items, total}), asked for `size` at a time. */
+export async function everyItem(path, params = {}, size = 500) {
+  const items = [];
+  for (;;) {
+    const page = await api("GET", path + query({ ...params, limit: size, offset: items.length }));
+    items.push(...page.items);
+    if (!page.items.length || items.length >= page.total) return items;
+  }
+}

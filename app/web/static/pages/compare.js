@@ -1,7 +1,7 @@
 // Compare: 2 to 4 machines or catalog parts side by side for one workload, config by config,
 // measured and estimated figures told apart.
 
-import { api, query } from "../api.js";
+import { api, everyItem, query } from "../api.js";
 import { chart, chartBox, COLORS } from "../charts.js";
 import { workloadFields, workloads } from "../choices.js";
 import { badge, estimateCell, h, table, td } from "../dom.js";
@@ -13,7 +13,7 @@ export async function render(main, { params, registry }) {
   const workload = params.get("workload") || "resnet50";
   const task = params.get("task") || "infer";
   const machines = (await api("GET", "/machines" + query({ limit: 200 }))).items;
-  const catalog = await api("GET", "/catalog");
+  const catalog = await everyItem("/catalog");
   const zoo = await workloads(registry);
   const choices = [
     ...machines.flatMap((m) => (m.hardware ? [{ value: "m:" + m.id, text: `${m.hostname} — ${m.hardware}` }] : [])),

@@ -20,6 +20,7 @@ export async function render(main, { path, params, registry }) {
     h("dt", { text: "CPU" }), h("dd", { text: spec.cpu ? `${spec.cpu.model_name} · ${spec.cpu.physical_cores} cores · ${fmt(spec.cpu.effective_cpus)} usable` : "–" }),
     h("dt", { text: "memory" }), h("dd", { text: spec.memory ? fmt(spec.memory.total_mb / 1024) + " GiB" : "–" }),
     h("dt", { text: "GPUs" }), h("dd", { text: gpus.map((g) => `${g.id}: ${g.name}${g.catalog_id ? " (" + g.catalog_id + ")" : ""}`).join(", ") || "none" }),
+    h("dt", { text: "catalog" }), h("dd", { id: "catalog-match" }, catalogLines(spec.devices || [], machine.catalog_pins || [])),
     h("dt", { text: "software" }), h("dd", { text: software(spec.software) }),
     h("dt", { text: "labels" }), h("dd", { text: pairs(machine.labels, ", ") || "–" }),
     h("dt", { text: "last seen" }), h("dd", { text: ago(machine.last_seen_at) }));
@@ -37,6 +38,16 @@ export async function render(main, { path, params, registry }) {
   drawVsBatch(charts, models);
   drawThreads(charts, models);
   drawPower(charts, models);
+}
+
+/** Each device's catalog entry and why: an admin's pin (who, when), the automatic match, or the reason there is none. */
+function catalogLines(devices, pins) {
+  return devices.map((d) => {
+    const pin = pins.find((p) => p.device === d.id);
+    const how = pin ? `pinned by ${pin.pinned_by}, ${pin.pinned_at.slice(0, 10)}` : d.catalog_id ? "matched" : d.catalog_note || "no match";
+    return h("div", { "data-device": d.id, title: d.catalog_note || "" },
+      `${d.id}: `, d.catalog_id ? h("strong", { text: d.catalog_id }) : "no catalog entry", h("span", { class: "muted small", text: ` — ${how}` }));
+  });
 }
 
 /** "os … · python 3.11.9 · torch 2.13.0 · …": the stack's versions, whichever libraries it names. */

@@ -65,6 +65,14 @@ function recommendForm(spec, registry, zoo) {
       h("button", { type: "submit", id: "recommend-submit" }, "Recommend")));
 }
 
+/** The cost per million samples with how its price is known: a release price says so, no price says so. */
+function costCell(c) {
+  const known = c.price ? `$${fmt(c.price.usd, 0)}, ${c.price.label}` : "no price";
+  return h("span", { class: "cost", title: c.price?.source || c.notes.map((n) => n.text).join("; ") },
+    fmt(c.cost_per_million_samples_usd, 2),
+    c.price && c.price.basis !== "release" ? null : h("div", { class: "muted small", text: known }));
+}
+
 async function showRecommendation(out, spec) {
   out.replaceChildren(h("p", { class: "muted", text: "Asking the recommender…" }));
   let answer;
@@ -75,7 +83,7 @@ async function showRecommendation(out, spec) {
     td(c.runtime), td(c.precision), td(c.batch_size, true), td(c.threads ?? "–", true),
     td(estimateCell(c.estimate), true), td(fmt(c.estimate.latency_p99_ms, 2), true),
     td(h("span", {}, fmt(c.estimate.power_w, 0), h("span", { class: "muted small", text: c.estimate.power_basis && c.estimate.power_basis !== "measured" ? " " + c.estimate.power_basis : "" })), true),
-    td(fmt(c.throughput_per_w, 2), true), td(fmt(c.cost_per_million_samples_usd, 2), true),
+    td(fmt(c.throughput_per_w, 2), true), td(costCell(c), true),
     td(h("span", {}, badge(c.estimate.kind), " ", c.pareto ? badge("pareto") : null)), td(h("span", { class: "small", text: c.estimate.source }))));
   const rejected = answer.rejected.slice(0, 100).map((r) => h("tr", {},
     td(r.hardware.name), td(r.hardware.owned ? r.hardware.machine_name : "catalog"), td(`${r.runtime} ${r.precision} b${r.batch_size}`),
