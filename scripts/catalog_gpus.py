@@ -326,7 +326,8 @@ class GpuBuilder:
                 entry.put(
                     pub.field,
                     pub.value,
-                    f"copied: {pub.source} (derived {derived} disagrees: {exception['reason']})",
+                    f"copied: {pub.source} (derived: {self.arch_of[entry.data['id']]['id']} gives {derived}; "
+                    f"{exception['reason']})",
                     override=True,
                 )
 
