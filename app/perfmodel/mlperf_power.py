@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.catalog import CatalogHardware, get
-from app.perfmodel.power_fit import Observation
+from app.perfmodel.power_fit import CapPair, Fit, Observation
 
 FILES = ("data_cleaned_inference_datacenter.csv", "data_cleaned_inference_edge.csv")
 CPU_TDP_FILE = Path("codecarbon-cpu") / "cpu_power.csv"
@@ -51,7 +51,6 @@ ACCELERATORS: dict[str, str] = {
     "NVIDIA A100-PCIe-80GB": "a100-pcie-80gb",
     "NVIDIA A100-PCIe-40GB": "a100-pcie-40gb",
     "NVIDIA A100-PCIE-40GB": "a100-pcie-40gb",
-    "NVIDIA A100-PCIe": "a100-pcie-40gb",
     "NVIDIA H100-SXM-80GB": "h100-sxm5-80gb",
     "NVIDIA H100-PCIe-80GB": "h100-pcie-80gb",
     "NVIDIA H200-SXM-141GB": "h200-sxm-141gb",
@@ -63,16 +62,12 @@ ACCELERATORS: dict[str, str] = {
     "NVIDIA T4": "t4",
 }
 """MLPerf's accelerator names -> catalog ids (MLPerf does not use the driver's names that
-app.catalog.match_gpu knows). 'NVIDIA A100-PCIe' (1.1-078) is the 40 GB part: NVIDIA sold the
-80 GB PCIe card from mid-2021 and named it so; 'CTS' is a Dell cooling variant of the same part."""
+app.catalog.match_gpu knows). 'CTS' names Dell's variant of the same part. 'NVIDIA A100-PCIe' with no
+memory size (1.1-078 and edge rows) is left out: the 40 GB (250 W) and 80 GB (300 W) cards differ."""
 
-HOST_CPU_NAMES: dict[str, str] = {
-    "Intel Xeon Platinum 8352": "Intel Xeon Platinum 8352Y",
-    "Intel Xeon Platinum 8480": "Intel Xeon Platinum 8480+",
-    "Intel Xeon Platinum 8480C": "Intel Xeon Platinum 8480+",
-}
-"""Host CPUs MLPerf names without the suffix codecarbon's table uses. The 8352 is 185-205 W by suffix
-(M 185, V 195, S and Y 205): 205 W is taken. The 8480C (DGX H100) is the 56-core 8480 at 350 W."""
+HOST_CPU_NAMES: dict[str, str] = {"Intel Xeon Platinum 8480C": "Intel Xeon Platinum 8480+"}
+"""Host CPUs codecarbon's table names otherwise: the 8480C of the DGX H100 is taken as the 56-core
+8480+ (350 W), the part it is a custom bin of."""
 
 BERT_LARGE_384_FLOPS = 2 * 24 * 384 * (12 * 1024**2 + 2 * 384 * 1024)
 """BERT-large (24 layers, width 1024) on one sequence of 384 tokens, 246.4 GFLOP: per layer and token,
@@ -82,6 +77,10 @@ and the span head are left out (under 0.1%). The same count for bert_base at 128
 attention term (which the zoo's FLOP counter does not see), is the zoo's 21.74 GFLOP to 0.01%.
 MLPerf runs SQuAD with sequences padded to 384, but TensorRT computes only the real tokens, so this
 count overstates the work by a factor the calibration learns (the factor 'bert-99')."""
+
+DEVICE_SHARE = 2.0
+"""A system's accelerators are read from its wall power only where their TDPs add up to at least twice
+its CPUs': a 72 W L4 in a 600 W server says nothing of the L4 that the host's spread does not drown."""
 
 SOFTWARE = re.compile(r"TensorRT|Nvidia inference implementation", re.IGNORECASE)
 STATED_TDP = re.compile(r"(?:TDP:\s*|\b)(\d{3})W A100|\(TDP:\s*(\d{3})W\)")
@@ -278,3 +277,36 @@ def observation(pair: Pair) -> Observation | None:
         factors=(*(("bert-99",) if pair.workload == "bert-99" else ()), *(("maxq",) if pair.maxq else ())),
         label=f"{pair.public_id} {pair.workload} {pair.scenario}",
     )
+
+
+def readable(pair: Pair, device_share: float = DEVICE_SHARE) -> bool:
+    """Whether the accelerators dominate the system's nominal power enough to be read off its wall."""
+    part = hardware(pair)
+    return pair.accelerators * (part.tdp_w or 0.0) >= device_share * pair.host_cpu_tdp_w * pair.host_sockets
+
+
+def cap_pairs(pairs: list[Pair], fit: Fit) -> list[CapPair]:
+    """Each MaxQ submission's run against each MaxP (not MaxQ) run of the same part, board power,
+    model and scenario, by their devices' draws (wall power less ``fit``'s host) and throughputs per
+    device; kept where the MaxQ run drew less (its cap bound). Submissions of different rounds are
+    paired too (software improves between rounds: each pair says so in its label)."""
+    found = []
+    usable = [(p, o) for p in pairs if (o := observation(p)) is not None]
+    for q, oq in usable:
+        if not q.maxq:
+            continue
+        for p, op in usable:
+            same = (q.catalog_id, q.workload, q.scenario, oq.hardware.tdp_w)
+            if p.maxq or (p.catalog_id, p.workload, p.scenario, op.hardware.tdp_w) != same:
+                continue
+            capped, uncapped = fit.measured_device_w(oq), fit.measured_device_w(op)
+            if 0 < capped < uncapped:
+                found.append(
+                    CapPair(
+                        power_ratio=capped / uncapped,
+                        throughput_ratio=q.per_accelerator_samples_per_s / p.per_accelerator_samples_per_s,
+                        group=q.public_id,
+                        label=f"{q.public_id} ({q.version}) vs {p.public_id} ({p.version}) {q.workload} {q.scenario}",
+                    )
+                )
+    return found

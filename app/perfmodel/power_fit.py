@@ -198,7 +198,9 @@ class _Data:
             system=np.array([o.system for o in observations]),
             watts=np.array([o.watts for o in observations]),
             factor_names=names,
-            uses=np.array([[f in o.factors for f in names] for o in observations], dtype=bool).reshape(-1, len(names)),
+            uses=np.array([[f in o.factors for f in names] for o in observations], dtype=bool).reshape(
+                len(observations), len(names)
+            ),
             tied=tied,
             host=any(o.system for o in observations),
         )
@@ -412,11 +414,11 @@ def leave_one_part_out(
 
 
 def band(errors: Sequence[float], quantile: float = 0.9) -> float:
-    """The half-width, as a share of the prediction, that holds ``quantile`` of these errors (the
-    next error up, never interpolated down)."""
+    """The half-width, as a share of the prediction, that holds ``quantile`` of these errors: the
+    smallest absolute error that at least that share of them is within (never interpolated down)."""
     if not errors:
         raise ValueError("no held-out errors to make a band from")
-    return float(np.quantile(np.abs(np.asarray(errors, dtype=float)), quantile, method="higher"))
+    return float(np.quantile(np.abs(np.asarray(errors, dtype=float)), quantile, method="inverted_cdf"))
 
 
 def coverage(held: Sequence[HeldOut], quantile: float = 0.9, *, baseline: bool = False) -> float:
@@ -435,3 +437,40 @@ def coverage(held: Sequence[HeldOut], quantile: float = 0.9, *, baseline: bool =
     if not inside:
         raise ValueError("coverage needs held-out errors from at least two parts")
     return float(np.mean(inside))
+
+
+@dataclass(frozen=True, slots=True)
+class CapPair:
+    """A part run capped and uncapped on the same work: its draw and throughput, capped over uncapped."""
+
+    power_ratio: float
+    throughput_ratio: float
+    group: str
+    """What leave-one-out holds out together (the capped submission)."""
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.power_ratio < 1 or not self.throughput_ratio > 0:
+            raise ValueError(f"cap pair {self.label!r}: needs 0 < power ratio < 1 and throughput ratio > 0")
+
+
+def cap_exponent(pairs: Sequence[CapPair]) -> float:
+    """``k`` of ``throughput ratio = power ratio ** k`` by least squares on logarithms, within [0, 1]."""
+    if not pairs:
+        raise ValueError("no capped/uncapped pairs to learn the cap exponent from")
+    x = np.log([p.power_ratio for p in pairs])
+    y = np.log([p.throughput_ratio for p in pairs])
+    return float(np.clip(x @ y / (x @ x), 0.0, 1.0))
+
+
+def cap_errors(pairs: Sequence[CapPair], exponent: float | None = None) -> list[float]:
+    """Relative errors of the capped throughput each pair's rule predicts: with ``exponent`` when
+    given, else with the exponent learned from the other groups' pairs (held out)."""
+    errors = []
+    for group in sorted({p.group for p in pairs}):
+        rest = [p for p in pairs if p.group != group]
+        if exponent is None and not rest:
+            continue
+        k = exponent if exponent is not None else cap_exponent(rest)
+        errors += [p.throughput_ratio / p.power_ratio**k - 1 for p in pairs if p.group == group]
+    return errors
