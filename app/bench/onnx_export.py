@@ -59,7 +59,7 @@ def _atomic_target(path: Path) -> Path:
 
 
 def _export(workload: Workload, size: Size, path: Path) -> None:
-    model = workload.make().eval()
+    model = workload.make(size).eval()
     tmp = _atomic_target(path)
     try:
         with warnings.catch_warnings(), torch.inference_mode():
