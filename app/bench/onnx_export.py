@@ -14,17 +14,14 @@ from pathlib import Path
 
 import torch
 
+from app.bench.cache import cache_root
 from app.bench.workloads.base import Size, Workload
 
 OPSET = 17
 
 
 def cache_dir() -> Path:
-    configured = os.environ.get("HWADVISOR_CACHE_DIR")
-    if configured:
-        return Path(configured) / "onnx"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hwadvisor" / "onnx"
+    return cache_root() / "onnx"
 
 
 def model_path(workload: Workload, size: Size = "standard", *, int8: bool = False) -> Path:
@@ -59,7 +56,7 @@ def _atomic_target(path: Path) -> Path:
 
 
 def _export(workload: Workload, size: Size, path: Path) -> None:
-    model = workload.make().eval()
+    model = workload.make(size).eval()
     tmp = _atomic_target(path)
     try:
         with warnings.catch_warnings(), torch.inference_mode():

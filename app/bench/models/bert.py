@@ -1,8 +1,10 @@
-"""BERT-base (Devlin et al. 2019) with a SQuAD span head, as in the reference implementation.
+"""BERT (Devlin et al. 2019) with a SQuAD span head, as in the reference implementation.
 
 The encoder mirrors the reference BertModel layer for layer (word/position/type embeddings,
-12 post-norm layers of 12-head attention and a 3072-wide GELU feed-forward, a tanh pooler), so
-its parameter count is the reference's 109,482,240; the span head (768 -> start/end) adds 1,538.
+post-norm layers of multi-head attention and a 4x-wide GELU feed-forward, a tanh pooler), so its
+parameter count is the reference's: 109,482,240 for BERT-base (12 layers, hidden 768, 12 heads) and
+335,141,888 for BERT-large (24 layers, hidden 1024, 16 heads); the span head (hidden -> start/end)
+adds 2 x hidden + 2.
 """
 
 from __future__ import annotations
@@ -60,10 +62,10 @@ class BertModel(nn.Module):
 
 
 class BertForQuestionAnswering(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, hidden: int = 768, layers: int = 12, heads: int = 12) -> None:
         super().__init__()
-        self.bert = BertModel()
-        self.span = nn.Linear(768, 2)
+        self.bert = BertModel(hidden=hidden, layers=layers, heads=heads, intermediate=4 * hidden)
+        self.span = nn.Linear(hidden, 2)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         sequence, _pooled = self.bert(input_ids)

@@ -70,7 +70,7 @@ class TorchEager(Runtime):
 
         device = torch.device(config.device)
         use_threads(config, device)
-        model = workload.make().to(device)
+        model = workload.make(size).to(device)
         inputs = tuple(x.to(device) for x in workload.inputs(config.batch_size, size))
         dtype = AUTOCAST_DTYPES.get(config.precision)
 

@@ -66,11 +66,22 @@ class Workload(ABC):
 
         return nn.functional.cross_entropy(output, target)
 
-    def make(self) -> nn.Module:
+    def make(self, size: Size = "standard") -> nn.Module:
+        """The model, seeded; at tiny size (the tests') the one ``build_tiny`` makes."""
         import torch
 
         torch.manual_seed(SEED)
+        return self.build_tiny() if size == "tiny" else self.build()
+
+    def build_tiny(self) -> nn.Module:
+        """The model the tests run at tiny size: the standard one, unless that takes more than a few
+        seconds to train and export, when a workload may make it shallower or narrower."""
         return self.build()
+
+    def sample_shape(self, size: Size = "standard") -> dict[str, int]:
+        """One sample's input shape, named (image side, sequence length): what a profile of the
+        workload was made at. Empty where a workload does not say."""
+        return {}
 
     def train_flops_per_sample(self) -> int:
         """Forward + backward: the backward pass costs about twice the forward (weights and inputs)."""
@@ -87,8 +98,11 @@ class ImageWorkload(Workload):
     def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
         import torch
 
-        side = self.tiny_resolution if size == "tiny" else self.resolution
+        side = self.sample_shape(size)["image_side"]
         return (torch.randn(batch, 3, side, side),)
+
+    def sample_shape(self, size: Size = "standard") -> dict[str, int]:
+        return {"image_side": self.tiny_resolution if size == "tiny" else self.resolution}
 
     def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
         import torch
@@ -105,6 +119,9 @@ class TokenWorkload(Workload):
 
     def sequence_length(self, size: Size) -> int:
         return self.tiny_sequence if size == "tiny" else self.sequence
+
+    def sample_shape(self, size: Size = "standard") -> dict[str, int]:
+        return {"sequence": self.sequence_length(size)}
 
     def inputs(self, batch: int, size: Size = "standard") -> tuple[torch.Tensor, ...]:
         import torch
@@ -129,6 +146,9 @@ class MlpWorkload(Workload):
 
         return (torch.randn(batch, self.widths[0]),)
 
+    def sample_shape(self, size: Size = "standard") -> dict[str, int]:
+        return {"features": self.widths[0]}
+
     def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
         import torch
 
@@ -140,3 +160,10 @@ workloads: Registry[type[Workload]] = Registry("workload", package="app.bench.wo
 
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
+
+
+def lstm_flops(inputs: int, hidden: int, steps: int) -> int:
+    """FLOPs of one LSTM layer and direction over a sequence, per sample: the four gates' GEMMs,
+    2 FLOP x 4 gates x (input + hidden) x hidden per step. torch's FLOP counter cannot see them (an
+    LSTM runs as one fused kernel), so recurrent workloads add them to what it counts."""
+    return 2 * 4 * (inputs + hidden) * hidden * steps

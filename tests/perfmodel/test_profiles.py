@@ -1,0 +1,87 @@
+"""The shipped profiles (app/perfmodel/data/profiles.json) cover the zoo and agree with it.
+
+They are data made by scripts/build_profiles.py; these tests fail when the zoo changed and the file
+was not rebuilt. Read without torch, as the server reads them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+from app.bench.workloads import get_workload, workloads
+from app.contracts import Precision, Task
+from app.perfmodel.profile import OpClass, Profile, shipped
+
+REBUILD = "rebuild it: python scripts/build_profiles.py"
+COUNTED = {OpClass.conv, OpClass.gemm, OpClass.recurrent}
+"""What WorkloadInfo.flops_per_sample holds: torch's FLOP counter sees convolutions and GEMMs (not
+attention's fused kernel on the CPU); recurrent workloads add their LSTM layers by hand."""
+
+
+def expected() -> set[tuple[str, Task, Precision]]:
+    found = set()
+    for name in workloads.names():
+        info = get_workload(name).info
+        for task in map(Task, info.tasks):
+            for precision in map(Precision, info.precisions):
+                if not (task is Task.train and precision is Precision.int8):
+                    found.add((name, task, precision))
+    return found
+
+
+def test_every_zoo_workload_task_and_precision_is_shipped() -> None:
+    have = set(shipped())
+    assert not expected() - have, f"profiles.json lacks {sorted(expected() - have)}; {REBUILD}"
+    assert not have - expected(), (
+        f"profiles.json has profiles of no zoo workload {sorted(have - expected())}; {REBUILD}"
+    )
+
+
+@pytest.mark.parametrize("key", sorted(expected()), ids=lambda k: "-".join(map(str, k)))
+def test_a_profile_is_of_the_zoos_workload(key: tuple[str, Task, Precision]) -> None:
+    """Its shape is the workload's; its matrix FLOPs at batch 1 are the declared forward FLOPs
+    (training: a little under 3x, the first layer computing no input gradient); attention FLOPs
+    are the SDPA formula's, 4 x sequence^2 x hidden per sample and layer, forward."""
+    profile = shipped()[key]
+    workload = get_workload(key[0])
+    assert profile.shape == workload.sample_shape(), REBUILD
+    matrix = sum(b.flops.at(1) for b in profile.buckets if b.op_class in COUNTED)
+    ratio = matrix / workload.info.flops_per_sample
+    attention = sum(b.flops.at(1) for b in profile.buckets if b.op_class is OpClass.attention)
+    if key[0].startswith("bert") and key[1] is Task.infer:
+        hidden, layers = (1024, 24) if "large" in key[0] else (768, 12)
+        sequence = profile.shape["sequence"]
+        assert attention == pytest.approx(4 * sequence**2 * hidden * layers, rel=1e-5)
+    if key[1] is Task.infer:
+        assert ratio == pytest.approx(1.0, rel=0.02), REBUILD
+    else:
+        assert 2.4 < ratio < 3.02, REBUILD
+    assert 1 <= len(profile.buckets) <= 40
+    assert profile.kernels() >= len(profile.buckets)
+    assert profile.memory.weights >= 0.999 * workload.info.parameters  # a byte per weight at least (int8)
+
+
+def test_the_file_is_compact_and_written_reproducibly() -> None:
+    path = resources.files("app.perfmodel").joinpath("data/profiles.json")
+    text = path.read_text(encoding="utf-8")
+    assert len(text) < 3_000_000
+    assert text == json.dumps(json.loads(text), sort_keys=True, indent=1) + "\n"
+    keys = [(p["workload"], p["task"], p["precision"]) for p in json.loads(text)["profiles"]]
+    assert keys == sorted(keys)
+
+
+def test_profiles_load_without_torch() -> None:
+    code = "import sys\nfrom app.perfmodel.profile import shipped\nprint(len(shipped()), 'torch' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    count, torch_loaded = done.stdout.split()
+    assert int(count) == len(expected()) and torch_loaded == "False"
+
+
+def test_a_profile_predicts_more_work_for_a_bigger_batch() -> None:
+    profile: Profile = shipped()[("resnet50", Task.train, Precision.bf16)]
+    assert profile.flops(64) > profile.flops(32) > 0
+    assert profile.memory.at(64) > profile.memory.at(32) > profile.memory.weights
