@@ -1,20 +1,18 @@
 """A GPU over the power budget may run power-capped: NVML sets a limit anywhere in its allowed range.
 
-Throughput under a cap follows dynamic power ~ f * V^2 with V rising with f, so roughly power ~ f^3
-and throughput ~ f: throughput x (cap / draw)^(1/3) when the clocks alone give way. Static power and
-memory-bound phases make the real loss smaller or larger; we use the steeper square root, so a capped
-offer is conservative, and widen its band. It is a prediction, labelled so, never a measurement.
+The cap is decided on the estimate's power (modelled from utilisation, or measured), never the TDP.
+Under a cap the throughput scales as (cap / draw) ** k, with k and the band's widening learned from
+MLPerf's MaxQ (power-capped) and MaxP submissions of the same parts (app/perfmodel/power.py,
+data/power.json). It is a prediction, labelled so, never a measurement.
 """
 
 from __future__ import annotations
 
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, ReasonCode
+from app.perfmodel import power as power_model
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
 from app.recommender.reasons import Why
-
-CAP_EXPONENT = 0.5
-CAP_EXTRA_ERROR_PCT = 15.0
 
 
 def power_range(hardware: Hardware) -> tuple[float, float] | None:
@@ -30,9 +28,10 @@ def capped(hardware: Hardware, estimate: Guess, budget_w: float) -> Guess | None
     if limits is None or estimate.power_w is None or not limits[0] <= budget_w < estimate.power_w:
         return None
     uncapped_w = estimate.power_w
-    factor = (budget_w / uncapped_w) ** CAP_EXPONENT
+    cap = power_model.shipped().cap
+    factor = power_model.capped_throughput(1.0, uncapped_w, budget_w, cap)
     throughput = estimate.throughput_samples_per_s * factor
-    error_pct = estimate.error_pct + CAP_EXTRA_ERROR_PCT
+    error_pct = estimate.error_pct + cap.extra_error_pct
     return Guess(
         kind=EstimateKind.predicted,
         source=estimate.source,

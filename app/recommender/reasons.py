@@ -143,7 +143,8 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ),
     ReasonCode.power_capped: lambda f: (
         f"power-capped at {f['cap_w']:.0f} W (allowed {f['min_w']:.0f}-{f['max_w']:.0f} W) from "
-        f"{f['uncapped_w']:.0f} W: throughput x{f['factor']:.2f} by the DVFS model; uncapped it is"
+        f"{f['uncapped_w']:.0f} W: throughput x{f['factor']:.2f} by the cap rule learned from MLPerf MaxQ/MaxP "
+        "pairs; uncapped it is"
     ),
     ReasonCode.power_tdp: lambda f: "power is the board TDP (not measured)",
     ReasonCode.power_transferred: lambda f: "power is its TDP times the share of TDP the references drew",

