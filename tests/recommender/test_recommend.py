@@ -76,9 +76,10 @@ def test_an_unmeasured_batch_between_two_measured_ones_is_interpolated(api: Api)
     assert a100["estimate"]["kind"] == "interpolated"
     assert a100["estimate"]["throughput_samples_per_s"] == pytest.approx(2000 + (4 - 3) / (6 - 3) * 2500)
     assert "between batch 8 and 64" in a100["estimate"]["explanation"]
-    # the L4 measured batch 64 only: no curve, so it is predicted from the other parts at batch 16
+    # the L4 measured batch 64 only: no curve, so it is modelled at batch 16, calibrated by the lab's GPUs
     l4 = next(c for c in answer["candidates"] if c["hardware"]["machine_name"] == "node-l4")
     assert l4["estimate"]["kind"] == "predicted" and l4["estimate"]["references"]
+    assert "operator profile" in l4["estimate"]["explanation"]
 
 
 def test_slo_and_minimum_throughput_reject_with_reasons(api: Api) -> None:
@@ -114,12 +115,17 @@ def test_catalog_scope_adds_parts_nobody_owns_with_published_results_labelled(ap
     build(api)
     answer = ask(api, task="train", scope="catalog", constraints={"precisions": ["fp16"]}, limit=1000)
     sources = {c["estimate"]["source"] for c in answer["candidates"]}
-    assert sources == {"public:lambda-2024"}  # the lab measured no training
+    assert {"public:lambda-2024", "public:lambda-2022", "lab"} <= sources
+    # the lab measured no training: its figures are the model's, labelled predicted
+    assert all(c["estimate"]["kind"] == "predicted" for c in answer["candidates"] if c["estimate"]["source"] == "lab")
     a100 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "a100-sxm4-80gb")
     assert a100["estimate"]["kind"] == "measured" and a100["estimate"]["throughput_samples_per_s"] == 1582
     h200 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb")
     assert h200["estimate"]["kind"] == "predicted" and h200["estimate"]["error_pct"] >= 5
-    assert not any(c["hardware"]["catalog_id"] == "mi300x" for c in answer["candidates"])  # no cross-vendor transfer
+    # no published figure crosses vendors: an MI300X is only ever modelled for the lab's stack
+    assert all(
+        c["estimate"]["source"] == "lab" for c in answer["candidates"] if c["hardware"]["catalog_id"] == "mi300x"
+    )
 
 
 def test_lab_measurements_of_a_part_count_for_buying_more_of_it(api: Api) -> None:
@@ -134,8 +140,8 @@ def test_lab_measurements_of_a_part_count_for_buying_more_of_it(api: Api) -> Non
     assert a100_part["estimate"]["throughput_samples_per_s"] == pytest.approx(4250)  # median of the two A100s
     h200 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb")
     assert h200["estimate"]["kind"] == "predicted" and h200["estimate"]["source"] == "lab"
-    # power transferred from the references' measured share of their TDP
-    assert h200["estimate"]["power_basis"] == "transferred"
+    # power modelled from its utilisation
+    assert h200["estimate"]["power_basis"] == "modelled"
 
 
 def test_a_price_quote_through_the_catalog_changes_the_cost_ranking(api: Api) -> None:
@@ -188,7 +194,7 @@ def test_every_price_is_the_catalogs_and_a_missing_one_is_said_never_made_up(api
     mine = next(c for c in candidates if c["hardware"]["catalog_id"] == "my-gpu")
     assert mine["rank"] > sum(costed)
     assert mine["notes"][0]["text"] == "no price for Unpriced prototype (set price_usd: PUT /api/v1/catalog/my-gpu)"
-    assert any(n.startswith("no price for ") and "Unpriced prototype" in n for n in answer["notes"])
+    assert any(n.startswith("no price for ") for n in answer["notes"])  # names the first ten unpriced parts
 
     limited = ask(api, **spec, constraints={"precisions": ["bf16"], "max_price_usd": 10**9})
     refused = next(r for r in limited["rejected"] if r["hardware"]["catalog_id"] == "my-gpu")

@@ -42,7 +42,7 @@ class Evidence:
     curves: dict[tuple[str, str, str, Precision], list[Point]] = field(default_factory=dict)
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
-    corrections: dict[tuple[str, Precision, DeviceKind], tuple[float, int] | None] = field(default_factory=dict)
+    corrections: dict[tuple[str, Precision, DeviceKind], tuple[float, list[str]] | None] = field(default_factory=dict)
     """The lab's measured / modelled ratio per runtime, precision and kind (app/recommender/estimators/modelled.py)."""
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ import math
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
 from app.perfmodel import power as power_model
 from app.perfmodel.bands import as_pct
+from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Prediction, band_of, predict
@@ -63,43 +64,58 @@ def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Predicti
 
 def lab_correction(
     runtime: str, precision: Precision, kind: DeviceKind, evidence: Evidence
-) -> tuple[float, int] | None:
+) -> tuple[float, list[str]] | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
-    (geometric mean over devices), with how many devices it stands on; None when none measured it."""
+    (geometric mean over devices), with the devices it stands on; None when none measured it."""
     key = (runtime, precision, kind)
     if key in evidence.corrections:
         return evidence.corrections[key]
     per_device: dict[str, list[float]] = {}
+    labels: dict[str, str] = {}
     for p in evidence.by_config.get((LAB, runtime, precision), []):
         if p.hardware.spec is None or p.hardware.ref.kind is not kind:
             continue
         modelled = _predict(p.hardware, Config(runtime, precision, p.batch_size, p.threads), evidence)
         if modelled is not None and modelled.throughput > 0:
             per_device.setdefault(p.hardware.key, []).append(math.log(p.throughput / modelled.throughput))
+            labels[p.hardware.key] = p.hardware.label
     found = None
     if per_device:
         logs = [sum(v) / len(v) for v in per_device.values()]
-        found = (math.exp(sum(logs) / len(logs)), len(logs))
+        found = (math.exp(sum(logs) / len(logs)), sorted(labels.values()))
     evidence.corrections[key] = found
     return found
 
 
+def _published_vendors(config: Config, evidence: Evidence) -> set[str]:
+    return {
+        p.hardware.spec.vendor
+        for p in evidence.by_config.get((config.source, config.runtime, config.precision), [])
+        if p.hardware.spec is not None
+    }
+
+
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
     assert hardware.spec is not None
+    if config.precision is Precision.int8 and dispatch_of(config.runtime) == "eager":
+        return None  # eager PyTorch runs no int8 model on these devices: int8 is a graph runtime's
+    if config.source != LAB and hardware.spec.vendor not in _published_vendors(config, evidence):
+        return None  # a published stack (NGC's CUDA, OpenVINO's oneDNN) is never carried to another vendor
     modelled = _predict(hardware, config, evidence)
     if modelled is None:
         return None
     kind = modelled.band_kind
     if config.source == LAB:
         correction = lab_correction(config.runtime, config.precision, hardware.ref.kind, evidence)
-        factor, devices = correction if correction is not None else (1.0, 0)
-        band = band_of(kind if devices else f"{kind}-uncalibrated")
-        calibrated_by = f"{devices} lab device(s)" if devices else "published results only"
+        factor, references = correction if correction is not None else (1.0, [])
+        band = band_of(kind if references else f"{kind}-uncalibrated")
+        calibrated_by = f"{len(references)} lab device(s)" if references else "published results only"
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
         if stack is None:
             return None
         factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
+        references = []
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
@@ -144,4 +160,5 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         power_basis=basis,
         why=reasons,
         memory_gb=modelled.memory_bytes / 1e9,
+        references=references,
     )
