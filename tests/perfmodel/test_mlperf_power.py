@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.bench.workloads import workloads
+from app.catalog import get
 from app.perfmodel import mlperf_power
 from app.perfmodel.mlperf_power import BERT_LARGE_384_FLOPS, Pair, compute_util, hardware, load, observation
 
@@ -149,7 +150,9 @@ def test_utilisation_is_achieved_int8_operations_over_the_int8_peak() -> None:
         samples_per_s=297046.0, system_power_w=3310.0, host_cpu="x", host_sockets=2, host_cpu_tdp_w=195.0,
         software="TensorRT", maxq=False,
     )  # fmt: skip
-    assert compute_util(pair) == pytest.approx(297046 / 8 * 8_178_368_512 / 624e12)
+    peak = get("a100-sxm4-80gb").peak_int8_tops  # derived: 624 TOP/s by NVIDIA's datasheet
+    assert peak is not None and peak == pytest.approx(624, rel=0.01)
+    assert compute_util(pair) == pytest.approx(297046 / 8 * 8_178_368_512 / (peak * 1e12))
     found = observation(pair)
     assert found is not None and found.system and found.host_cpu_tdp_w == 390.0 and found.factors == ()
     assert mlperf_power.readable(pair)
