@@ -101,7 +101,7 @@ def leave_one_out(
     return [(h.observation, h.predicted) for h in leave_one_part_out(observations, kind, only=held_source)]
 
 
-def loglinear(observations: Sequence[Observation], catalog: dict[str, CatalogHardware]) -> dict[str, float]:
+def loglinear(observations: Sequence[Observation]) -> dict[str, float]:
     """The naive baseline's leave-one-out prediction per observation label (3 parameters per column)."""
     by: dict[str, list[Observation]] = defaultdict(list)
     for o in observations:
@@ -254,7 +254,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     held = [o for o, _ in pairs]
     out("# Leave one GPU out, Lambda 2024 (calibrated on the other GPUs of Lambda 2022 and 2024)")
     out(summary("performance model", logo))
-    out(compare("log-linear baseline (peak, bandwidth)", logo, loglinear(held, catalog)))
+    out(compare("log-linear baseline (peak, bandwidth)", logo, loglinear(held)))
     out(compare("previous whole-model transfer", logo, old_transfer(held, catalog)))
     if args.markdown:
         out(table(logo))

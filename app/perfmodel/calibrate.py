@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.perfmodel.device import Device
-from app.perfmodel.model import PARAMETERS, Array, Columns, Params, columns, dispatch_of, evaluate, scaled
+from app.perfmodel.model import PARAMETERS, Array, Columns, Params, case, columns, evaluate
 from app.perfmodel.profile import Profile
 
 # Typical values (median, spread in natural-log units). Efficiencies are fractions of the peak that
@@ -101,24 +101,15 @@ class _Design:
 def _design(observations: Sequence[Observation]) -> _Design:
     parts: list[tuple[Array, Array, Array, np.ndarray, list[str]]] = []
     cases: list[np.ndarray] = []
-    fields: dict[str, list[float]] = {
-        k: [] for k in ("matrix", "vector", "bandwidth", "cache", "units", "dispatch", "watts")
-    }
+    fields: dict[str, list[float]] = {}
     groups = sorted({o.group for o in observations if o.group is not None})
     index = {g: i for i, g in enumerate(groups)}
     for n, o in enumerate(observations):
         part = columns(o.profile, o.batch)
         parts.append(part)
         cases.append(np.full(len(part[0]), n, dtype=np.int64))
-        matrix, vector, bandwidth = scaled(o.device, o.threads)
-        fields["matrix"].append(matrix)
-        fields["vector"].append(vector)
-        fields["bandwidth"].append(bandwidth)
-        fields["cache"].append(o.device.cache)
-        units = min(o.device.units, o.threads) if o.device.kind == "cpu" and o.threads else o.device.units
-        fields["units"].append(units)
-        fields["dispatch"].append(1.0 if dispatch_of(o.runtime) == "eager" else 0.0)
-        fields["watts"].append(o.device.matrix_watts if o.device.kind == "gpu" else float("inf"))
+        for name, value in case(o.device, o.runtime, o.threads).items():
+            fields.setdefault(name, []).append(value)
     cols = Columns(
         case=np.concatenate(cases),
         flops=np.concatenate([p[0] for p in parts]),

@@ -123,14 +123,12 @@ def columns(profile: Profile, batch: float) -> tuple[Array, Array, Array, npt.ND
     return flops, moved, kernels, tensor, classes
 
 
-def _overlap(a: Array, b: Array) -> Array:
-    """Host and device work overlap on a GPU: the step takes the larger, smoothly (p = 4)."""
-    found: Array = np.power(np.power(a, 4.0) + np.power(b, 4.0), 0.25)
-    return found
+OVERLAP = 4.0
+"""p of the smooth max of host and device time on a GPU: the host queues ahead, the step takes the larger."""
 
 
-def _smooth_max(a: Array, b: Array) -> Array:
-    found: Array = np.power(np.power(a, SHARPNESS) + np.power(b, SHARPNESS), 1.0 / SHARPNESS)
+def _smooth_max(a: Array, b: Array, p: float) -> Array:
+    found: Array = np.power(np.power(a, p) + np.power(b, p), 1.0 / p)
     return found
 
 
@@ -144,26 +142,25 @@ def evaluate(
     cache: Array,
     units: Array,
     dispatch: Array,
-    watts: Array | None = None,
+    watts: Array,
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager."""
     i = cols.case
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.minimum(1.0, np.array([params[c] for c in cols.op_class]))
-    if watts is not None:  # the matrix units run no faster than the board's power allows
-        matrix = np.minimum(matrix, params["flops_per_w"] * watts)
+    matrix = np.minimum(matrix, params["flops_per_w"] * watts)  # no faster than the board's power allows
     peak = np.where(cols.tensor, matrix[i], vector[i])
     compute = (cols.flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = cols.bytes / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
     memory = cols.bytes / (min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
-    bucket = _smooth_max(compute, memory)
+    bucket = _smooth_max(compute, memory, SHARPNESS)
     n = cols.cases
     kernels = np.bincount(i, cols.kernels, n)
     device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]
     per_op = np.where(dispatch > 0, params["dispatch_eager_s"], params["dispatch_graph_s"])
     host = kernels * per_op + params["step_s"]
-    seconds = _overlap(device, host) if params.kind == "gpu" else device + host
+    seconds = _smooth_max(device, host, OVERLAP) if params.kind == "gpu" else device + host
     return {
         "seconds": seconds,
         "compute": np.bincount(i, compute, n),
@@ -187,24 +184,28 @@ def scaled(dev: Device, threads: int | None) -> tuple[float, float, float]:
     return dev.matrix * share, dev.vector * share, dev.bandwidth * min(1.0, 4 * share)
 
 
+def case(dev: Device, runtime: str, threads: int | None) -> dict[str, float]:
+    """One case's device figures, as ``evaluate`` takes them (an array of these per case)."""
+    matrix, vector, bandwidth = scaled(dev, threads)
+    return {
+        "matrix": matrix,
+        "vector": vector,
+        "bandwidth": bandwidth,
+        "cache": dev.cache,
+        "units": min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units,
+        "dispatch": 1.0 if dispatch_of(runtime) == "eager" else 0.0,
+        "watts": dev.matrix_watts if dev.kind == "gpu" else float("inf"),
+    }
+
+
 def step(
     profile: Profile, dev: Device, batch: float, params: Params, *, runtime: str, threads: int | None = None
 ) -> Breakdown:
     """One step of ``profile`` at ``batch`` on ``dev``."""
     flops, moved, kernels, tensor, classes = columns(profile, batch)
     cols = Columns(np.zeros(len(flops), dtype=np.int64), flops, moved, kernels, tensor, classes, 1)
-    matrix, vector, bandwidth = scaled(dev, threads)
-    out = evaluate(
-        params,
-        cols,
-        matrix=np.array([matrix]),
-        vector=np.array([vector]),
-        bandwidth=np.array([bandwidth]),
-        cache=np.array([dev.cache]),
-        units=np.array([min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units]),
-        dispatch=np.array([1.0 if dispatch_of(runtime) == "eager" else 0.0]),
-        watts=np.array([dev.matrix_watts if dev.kind == "gpu" else float("inf")]),
-    )
+    figures = case(dev, runtime, threads)
+    out = evaluate(params, cols, **{name: np.array([value]) for name, value in figures.items()})
     seconds = float(out["seconds"][0])
     compute, memory = float(out["compute"][0]), float(out["memory"][0])
     host, device_s = float(out["host"][0]), float(out["device"][0])
@@ -217,7 +218,7 @@ def step(
         host_s=host,
         flops=float(out["flops"][0]),
         bytes=float(out["bytes"][0]),
-        utilisation_compute=min(1.0, float(out["matrix_flops"][0]) / seconds / matrix),
-        utilisation_memory=min(1.0, float(out["bytes"][0]) / seconds / bandwidth),
+        utilisation_compute=min(1.0, float(out["matrix_flops"][0]) / seconds / figures["matrix"]),
+        utilisation_memory=min(1.0, float(out["bytes"][0]) / seconds / figures["bandwidth"]),
         bound=bound,
     )

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision, Task
-from app.perfmodel import bands
 from app.perfmodel.device import Device, device, missing
 from app.perfmodel.model import Breakdown, step
 from app.perfmodel.params import shipped as calibration
@@ -111,7 +110,3 @@ def _predict(
         band=band_of(dev.kind),
         band_kind=dev.kind,
     )
-
-
-def band_pct(band: float) -> float:
-    return bands.as_pct(band)

@@ -28,6 +28,7 @@ import numpy as np
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision
+from app.perfmodel.device import peak_field
 
 MIN_FIT = 3
 # Root-mean-square error of a transfer from a single reference GPU, every pair of Lambda 2024 GPUs
@@ -36,24 +37,13 @@ FEW_REFERENCES_ERROR_PCT = 27.0
 # No band narrower than this: run-to-run spread of the same GPU in the public data is about 5%.
 MIN_ERROR_PCT = 5.0
 
-_PEAK_FIELD = {
-    Precision.fp32: "peak_fp32_tflops",
-    Precision.tf32: "peak_tf32_tflops",
-    Precision.bf16: "peak_bf16_tflops",
-    Precision.fp16: "peak_fp16_tflops",
-    Precision.int8: "peak_int8_tops",
-}
 TERMS = ("compute", "memory", "vector")
-
-
-def peak_field(precision: Precision) -> str:
-    return _PEAK_FIELD[precision]
 
 
 def features(hardware: CatalogHardware, precision: Precision) -> dict[str, float]:
     """Seconds-per-unit-work of each term (1 / peak), for the figures the catalog has."""
     found: dict[str, float] = {}
-    peak = getattr(hardware, _PEAK_FIELD[precision])
+    peak = getattr(hardware, peak_field(precision))
     if peak:
         found["compute"] = 1.0 / peak
     if hardware.memory_bandwidth_gb_s:
@@ -65,7 +55,7 @@ def features(hardware: CatalogHardware, precision: Precision) -> dict[str, float
 
 def missing_for(hardware: CatalogHardware, precision: Precision) -> str | None:
     """Why ``hardware`` cannot be predicted at ``precision``, or None when it can."""
-    if not getattr(hardware, _PEAK_FIELD[precision]):
+    if not getattr(hardware, peak_field(precision)):
         return f"the catalog has no {precision.value} peak for {hardware.name}"
     return None
 
