@@ -78,21 +78,22 @@ def predict(
     threads: int | None = None,
 ) -> Prediction | None:
     """The model's prediction, or None when ``why_not`` has a reason."""
+    key = (workload, task, precision, batch, runtime, threads, _key(hardware))
+    if key in _CACHE:
+        return _CACHE[key]
     profile = profile_of(workload, task, precision)
     dev = device(hardware, precision)
-    if profile is None or dev is None:
-        return None
-    key = (workload, task, precision, batch, runtime, threads, _key(hardware))
-    found = _CACHE.get(key)
-    if found is None:
-        if len(_CACHE) >= CACHE_SIZE:
-            _CACHE.clear()
-        found = _CACHE[key] = _predict(profile, dev, batch, runtime, threads, hardware.memory_gb)
+    found = (
+        None if profile is None or dev is None else _predict(profile, dev, batch, runtime, threads, hardware.memory_gb)
+    )
+    if len(_CACHE) >= CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = found
     return found
 
 
 CACHE_SIZE = 200_000
-_CACHE: dict[tuple[object, ...], Prediction] = {}
+_CACHE: dict[tuple[object, ...], Prediction | None] = {}
 
 
 def _predict(

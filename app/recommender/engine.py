@@ -33,6 +33,7 @@ from app.recommender.evidence import (
     owned_hardware,
     public_points,
 )
+from app.recommender.guess import Guess
 from app.recommender.objectives import objective
 from app.recommender.ranking import Option, rank
 from app.recommender.roofline import roofline_estimate
@@ -111,12 +112,16 @@ def _options(
     space = ConfigSpace(spec, lab, public, modelled)
     options: list[Option] = []
     unestimated = 0
+    shared = _SharedByPart(spec.scope)
     for h in hardware:
         if h.spec is None and not evidence.measured_on(h):
             continue  # nothing measured it and no catalog entry to predict it from (a GPU box's CPU, say)
+        speaks_for_part = shared.speaks_for_part(h)
         for config in space.configs(h):
             if not _allowed(spec, config):
                 continue
+            if not speaks_for_part and not evidence.ran(h, config):
+                continue  # the same figure as its part's, which one device (or the catalog entry) shows
             found = estimate(h, config, evidence)
             if found is None:
                 unestimated += 1
@@ -127,6 +132,7 @@ def _options(
             f"{unestimated} hardware x config pairs had no measurement and nothing to predict them from "
             "(no catalog entry, or no peak for that precision)"
         )
+    notes.extend(shared.notes())
     if public:
         sources = sorted({p.source for p in public})
         notes.append(f"published results ({', '.join(sources)}) are shown with their source, apart from the lab's")
@@ -135,6 +141,36 @@ def _options(
                 "published results are at the batch sizes their sources used; leave batch free to see them all"
             )
     return options
+
+
+class _SharedByPart:
+    """A lab device's configs that it never ran itself are modelled from its part alone, so every
+    device of that part gets the same figure: it is listed once, on the catalog entry when the ask
+    covers the catalog, else on the part's first lab device (a fleet of 250 H100s shows one modelled
+    row per config, not 250)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.speaker: dict[str, Hardware] = {}
+        self.others: dict[str, int] = {}
+
+    def speaks_for_part(self, h: Hardware) -> bool:
+        if not h.ref.owned or h.spec is None:
+            return True
+        if self.scope is Scope.catalog:
+            return False
+        first = self.speaker.setdefault(h.spec.id, h)
+        if first is not h:
+            self.others[h.spec.id] = self.others.get(h.spec.id, 0) + 1
+        return first is h
+
+    def notes(self) -> list[str]:
+        return [
+            f"configs a lab device never ran are modelled from its part alone, the same for every device of that "
+            f"part: {self.speaker[part].label} shows them for itself and its {n} other {self.speaker[part].ref.name} "
+            "device(s)"
+            for part, n in sorted(self.others.items())
+        ]
 
 
 def _allowed(spec: WorkloadSpec, config: Config) -> bool:
@@ -152,15 +188,18 @@ def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[st
     )
     precisions = spec.constraints.precisions or [Precision.fp32, Precision.tf32, Precision.bf16, Precision.fp16]
     batch = spec.batch_size or 1
+    if spec.constraints.runtimes is not None and "any" not in spec.constraints.runtimes:
+        return []
     options = []
+    by_part: dict[tuple[str, Precision], Guess | None] = {}  # every device of a part gets the same figure
     for h in hardware:
         for precision in precisions:
-            config = Config("any", precision, batch, None, "model")
-            if spec.constraints.runtimes is not None and "any" not in spec.constraints.runtimes:
-                continue
-            found = roofline_estimate(h, spec.custom, precision, batch)
+            key = (h.spec.id if h.spec is not None else h.key, precision)
+            if key not in by_part:
+                by_part[key] = roofline_estimate(h, spec.custom, precision, batch)
+            found = by_part[key]
             if found is not None:
-                options.append(Option(h, config, found))
+                options.append(Option(h, Config("any", precision, batch, None, "model"), found))
     return options
 
 

@@ -362,3 +362,18 @@ def test_the_recommender_reads_the_database_only_through_app_db() -> None:
     for path in root.rglob("*.py"):
         source = path.read_text()
         assert "app.db.models" not in source and "from sqlalchemy import" not in source, path
+
+
+def test_a_result_timed_once_or_twice_carries_a_wide_band_not_its_tiny_ci(api: Api) -> None:
+    from testkit.factories import run_report
+    from testkit.lab import gpu_machine, measured
+
+    spec = gpu_machine("l4", "node-l4-quick")
+    _machine_id, token = api.enroll(spec)
+    results = [measured(64, 900, 72, iterations=2), measured(8, 400, 60, iterations=120)]
+    assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+    answer = ask(api, scope="owned", constraints={"precisions": ["bf16"], "runtimes": ["torch-eager"]})
+    by_batch = {c["batch_size"]: c["estimate"] for c in answer["candidates"] if c["estimate"]["kind"] == "measured"}
+    assert by_batch[64]["error_pct"] == pytest.approx(10.0)  # two timings: no CI worth the name
+    assert by_batch[8]["error_pct"] == pytest.approx(1.0)  # 120 timings: their own CI (±1%)
+    assert by_batch[64]["throughput_low"] == pytest.approx(810.0)

@@ -72,6 +72,10 @@ class Evidence:
         key = (self._owner(hardware) or "", config.source, config.runtime, config.precision, batch, config.threads)
         return self.exact.get(key, [])
 
+    def ran(self, hardware: Hardware, config: Config) -> bool:
+        """Whether the hardware itself measured this config's runtime and precision (at any batch)."""
+        return (self._owner(hardware) or "", config.source, config.runtime, config.precision) in self.curves
+
     def measured_on(self, hardware: Hardware) -> bool:
         return hardware.key in self.measured_keys
 

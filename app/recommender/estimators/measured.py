@@ -18,6 +18,18 @@ from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
 
 MEASURED_FLOOR_PCT = 1.0
+FEW_ITERATIONS = 3
+FEW_ITERATIONS_PCT = 10.0
+"""A lab result timed fewer than three times has no confidence interval worth the name: its band is
+at least this wide (a repeat of one timed step on a shared machine moves by several percent, and on
+this project's CI machines by up to 40%), never the 0-1% a CI of one or two samples would claim."""
+
+
+def floor_pct(p: Point) -> float:
+    """The narrowest band one measured point may carry: wider when it was timed only once or twice."""
+    if p.source == LAB and p.iterations is not None and p.iterations < FEW_ITERATIONS:
+        return FEW_ITERATIONS_PCT
+    return MEASURED_FLOOR_PCT
 
 
 @estimators.register
@@ -38,7 +50,7 @@ class Measured(Estimator):
         throughput = median([p.throughput for p in same])
         ci = max([p.ci_pct for p in same if p.ci_pct is not None] or [MEASURED_FLOOR_PCT])
         spread = (max(p.throughput for p in same) - min(p.throughput for p in same)) / 2 / throughput * 100
-        error_pct = max(ci, spread, MEASURED_FLOOR_PCT)
+        error_pct = max(ci, spread, *(floor_pct(p) for p in same))
         powers = [p.power_w for p in same if p.power_w is not None]
         power, basis = (median(powers), PowerBasis.measured) if powers else tdp_power(hardware)
         latencies = [p.latency_p99_ms for p in same if p.latency_p99_ms is not None]
@@ -65,7 +77,7 @@ class Measured(Estimator):
 def _one_measurement(hardware: Hardware, config: Config, p: Point) -> Guess:
     """The usual case, a single point (this runs for every config of every device in the fleet, so it
     takes the short way and leaves its reasons unmade until an answer lists it)."""
-    error_pct = max(p.ci_pct or 0.0, MEASURED_FLOOR_PCT)
+    error_pct = max(p.ci_pct or 0.0, floor_pct(p))
     if p.power_w is not None:
         power: float | None = p.power_w
         basis: PowerBasis | None = PowerBasis.measured
