@@ -51,7 +51,9 @@ def test_link_bandwidth_of_known_parts(catalog_id: str, gb_s: float) -> None:
     assert catalog.get(catalog_id).nvlink_gb_s == gb_s
 
 
-@pytest.mark.parametrize("catalog_id", ["rtx-4090", "rtx-5090", "l40s", "l4", "v100-pcie-16gb", "rtx-pro-6000-blackwell"])
+@pytest.mark.parametrize(
+    "catalog_id", ["rtx-4090", "rtx-5090", "l40s", "l4", "v100-pcie-16gb", "rtx-pro-6000-blackwell"]
+)
 def test_parts_without_a_gpu_link_say_so(catalog_id: str) -> None:
     entry = catalog.get(catalog_id)
     assert entry.nvlink_gb_s is None and entry.sources["nvlink_gb_s"].startswith("none: ")
