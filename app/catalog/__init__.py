@@ -20,6 +20,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.contracts.catalog import FORM_FACTOR_TEXT, FormFactor, LinkBandwidth
 from app.errors import NotFoundError
 
 
@@ -27,7 +28,8 @@ class CatalogHardware(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     """One part. Peaks are dense (no sparsity); tensor peaks accumulate in FP32 unless named ``acc16``.
-    ``sources`` names, per field, the dataset row it was copied from or the rule it was derived by."""
+    ``sources`` names, per field, the dataset row it was copied from or the rule it was derived by; for a
+    null field it may say why no figure is given ('none: ...' the part lacks it, 'unknown: ...' no source)."""
 
     id: str
     kind: Literal["gpu", "cpu"]
@@ -61,8 +63,10 @@ class CatalogHardware(BaseModel):
     boost_mhz: float | None = None
     pcie_gen: float | None = None
     pcie_lanes: float | None = None
-    nvlink_gb_s: float | None = None
-    """Per-GPU NVLink/Infinity Fabric bandwidth, both directions together."""
+    nvlink_gb_s: LinkBandwidth | None = None
+    """Bidirectional GPU-to-GPU link bandwidth per GPU (NVLink, Infinity Fabric, Xe Link). Null where no
+    source gives it; ``sources['nvlink_gb_s']`` then says why ('none: ...' for a part with no such link)."""
+    form_factor: FormFactor | None = Field(default=None, description=FORM_FACTOR_TEXT)
     cores: float | None = None
     threads: float | None = None
     base_ghz: float | None = None

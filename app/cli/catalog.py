@@ -128,3 +128,28 @@ def match(
         typer.echo(found.model_dump_json(indent=1))
     else:
         typer.echo(f"{found.catalog_id or 'no match'} ({found.code}): {found.note}")
+
+
+@group.command("show")
+def show(
+    catalog_id: Annotated[str, typer.Argument(help="The entry's id, e.g. h100-sxm5-80gb.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print GET /api/v1/catalog/ID's answer.")] = False,
+) -> None:
+    """One entry as the recommender sees it (the lab's overrides applied): every known figure with
+    its source, and why a figure is missing where a source says so."""
+    from app.catalog.listing import read
+    from app.db import catalog
+    from app.db.engine import Database
+
+    with Database(database_url()).reading() as session:
+        entry = read(catalog.entry(session, catalog_id))
+    if as_json:
+        typer.echo(entry.model_dump_json(indent=1))
+        return
+    fields = entry.model_dump(exclude={"sources", "price"}, exclude_none=True)
+    for field, value in fields.items():
+        source = entry.sources.get(field)
+        typer.echo(f"{field}: {value}" + (f"  [{source}]" if source else ""))
+    for field, reason in entry.sources.items():
+        if field not in fields:
+            typer.echo(f"{field}: -  [{reason}]")

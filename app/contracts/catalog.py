@@ -52,6 +52,20 @@ Peak = Annotated[float, Field(ge=0.001, le=1e6, description="TFLOP/s (int8: TOP/
 Watts = Annotated[float, Field(ge=1, le=100_000)]
 PriceDate = Annotated[str, Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")]
 """YYYY-MM or YYYY-MM-DD."""
+FormFactor = Literal["sxm", "oam", "pcie", "mezzanine", "board", "soc"]
+"""How a GPU is built into a machine: an NVIDIA SXM module, an OCP Accelerator Module, a PCIe add-in
+card, a mezzanine module (MXM, a Grace Hopper superchip module), a GPU soldered onto a system board,
+or a GPU integrated in a system-on-chip (Jetson, GB10, an APU)."""
+FORM_FACTOR_TEXT = "sxm, oam, pcie (add-in card), mezzanine (MXM or a superchip module), board (soldered), soc."
+LinkBandwidth = Annotated[
+    float,
+    Field(
+        ge=1,
+        le=100_000,
+        description="GPU-to-GPU link bandwidth per GPU (NVLink, Infinity Fabric, Xe Link), GB/s, both directions "
+        "together, all its links summed; for a bridged PCIe board, with its bridge partner(s).",
+    ),
+]
 MAX_ALIASES = 16
 Alias = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
 
@@ -72,6 +86,8 @@ class CatalogPatch(Strict):
     tdp_w: Watts | None = None
     power_limit_min_w: Watts | None = None
     power_limit_max_w: Watts | None = None
+    nvlink_gb_s: LinkBandwidth | None = None
+    form_factor: FormFactor | None = Field(default=None, description=FORM_FACTOR_TEXT)
     price_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
     price_date: PriceDate | None = Field(
         default=None, description="When your price was quoted; unset with a new price_usd, the day it was set."

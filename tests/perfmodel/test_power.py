@@ -127,7 +127,7 @@ def test_a_budget_below_the_predicted_draw_caps_inside_the_power_limit_range() -
 def test_a_budget_the_part_cannot_be_capped_to_is_infeasible() -> None:
     below = decide_cap(H100, _drawing(600.0), 150.0, CAP)  # H100 SXM limits go down to 200 W
     assert below.capped and not below.feasible and "200 W" in below.reason
-    unknown = decide_cap(get("l4"), _drawing(70.0), 50.0, CAP)
+    unknown = decide_cap(get("t4"), _drawing(70.0), 50.0, CAP)  # no datasheet range curated for the T4
     assert unknown.capped and not unknown.feasible and "power-limit range" in unknown.reason
 
 
