@@ -19,11 +19,11 @@ import argparse
 import csv
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catalog_cpus import CpuBuilder
 from catalog_gpus import GpuBuilder, check_ids
 from catalog_io import csv_rows
 
@@ -50,9 +50,8 @@ PUBLIC_COLUMNS = [
 
 @dataclass(frozen=True)
 class Curated:
-    """The CPU and public-result tables of app/catalog/curated/ (GPUs: scripts/catalog_gpus.py)."""
+    """The public-result tables of app/catalog/curated/ (GPUs: scripts/catalog_gpus.py, CPUs: scripts/catalog_cpus.py)."""
 
-    cpus: list[dict[str, Any]]
     workloads: dict[str, dict[str, tuple[str, str]]]  # dataset -> its column -> (workload, unit)
     citations: dict[str, str]  # dataset -> how a source names it
 
@@ -63,12 +62,11 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 
 def load_curated(folder: Path = CURATED) -> Curated:
-    cpus = tomllib.loads((folder / "cpus.toml").read_text(encoding="utf-8"))["cpu"]
     workloads: dict[str, dict[str, tuple[str, str]]] = {}
     for row in _csv(folder / "public_workloads.csv"):
         workloads.setdefault(row["dataset"], {})[row["column"]] = (row["workload"], row["unit"])
     citations = {row["dataset"]: row["citation"] for row in _csv(folder / "datasets.csv")}
-    return Curated(cpus=cpus, workloads=workloads, citations=citations)
+    return Curated(workloads=workloads, citations=citations)
 
 
 def _num(value: str | None) -> float | None:
@@ -76,78 +74,6 @@ def _num(value: str | None) -> float | None:
         return None
     match = re.search(r"[-+]?\d+(\.\d+)?", value.replace(",", ""))
     return float(match.group()) if match else None
-
-
-def _tera(value: str) -> float | None:
-    number = _num(value)
-    return number / 1e12 if number else None
-
-
-def _giga(value: str) -> float | None:
-    number = _num(value)
-    return number / 1e9 if number else None
-
-
-def _rows(path: Path, key: str) -> dict[str, dict[str, str]]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        return {row[key].strip(): row for row in csv.DictReader(handle)}
-
-
-def _set(entry: dict[str, Any], field: str, value: float | None, source: str, *, override: bool = False) -> None:
-    if value is None or (entry.get(field) is not None and not override):
-        return
-    entry[field] = round(value, 3)
-    entry["sources"][field] = source
-
-
-def build_cpu(
-    spec: dict[str, Any],
-    curated: Curated,
-    intel: dict[str, dict[str, str]],
-    amd: dict[str, dict[str, str]],
-    openvino: dict[str, dict[str, str]],
-) -> dict[str, Any]:
-    cite = curated.citations
-    entry: dict[str, Any] = {
-        "id": spec["id"],
-        "kind": "cpu",
-        "vendor": "Intel" if "intel_row" in spec else "AMD",
-        "name": spec["name"],
-        "patterns": spec["patterns"],
-        "isa": spec["isa"],
-        "sources": {},
-    }
-    if "intel_row" in spec:
-        row = intel[spec["intel_row"]]
-        src = f"{cite['codecarbon-cpu/intel']}: {spec['intel_row']!r}"
-        cores, base_ghz = _num(row["total_cores"]), _num(row["processor_base_frequency"])
-        _set(entry, "cores", cores, src)
-        _set(entry, "base_ghz", base_ghz, src)
-        _set(entry, "max_ghz", _num(row["max_turbo_frequency"]), src)
-        _set(entry, "tdp_w", _num(row["tdp"]), src)
-        entry["release_date"] = row["launch_date"]
-    else:
-        row = amd[spec["amd_row"]]
-        src = f"{cite['codecarbon-cpu/amd']}: {spec['amd_row']!r}"
-        cores, base_ghz = _num(row["# of CPU Cores"]), _num(row["Base Clock"])
-        _set(entry, "cores", cores, src)
-        _set(entry, "base_ghz", base_ghz, src)
-        _set(entry, "max_ghz", _num(row["Max. Boost Clock"]), src)
-        _set(entry, "tdp_w", _num(row["Default TDP"]), src)
-        _set(entry, "memory_bandwidth_gb_s", _num(row["Per Socket Mem BW"]), src)
-        _set(entry, "release_price_usd", _num(row["1kU Pricing"]), src)
-        entry["release_date"] = row["Launch Date"] or None
-    if "openvino_row" in spec:
-        row = openvino[spec["openvino_row"]]
-        src = f"{cite['openvino-benchmark']}: {spec['openvino_row']!r}"
-        _set(entry, "release_price_usd", _num(row["Price/Socket"]), src)
-    if not cores or not base_ghz:
-        raise SystemExit(f"{spec['id']}: the dataset row gives no core count or base clock")
-    derived = "derived: cores x base clock x FLOP/cycle of the ISA (" + spec["isa"] + ")"
-    for precision, per_cycle in spec["flop_per_cycle"].items():
-        field = "peak_int8_tops" if precision == "int8" else f"peak_{precision}_tflops"
-        _set(entry, field, cores * base_ghz * per_cycle / 1000, derived)
-    return entry
 
 
 def _lambda_results(
@@ -283,8 +209,6 @@ def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
 def build(ds: Path, out: Path, curated_folder: Path = CURATED) -> tuple[Path, Path]:
     """Write hardware.json and public_results.csv into ``out`` from the datasets in ``ds``."""
     curated = load_curated(curated_folder)
-    intel = _rows(ds / "codecarbon-cpu" / "intel_cpu_ark_dataset.csv", "cpu_name")
-    amd = _rows(ds / "codecarbon-cpu" / "amd_cpu_server_dataset.csv", "Name")
     openvino = {
         row["Platform name"]: row
         for row in _csv(ds / "openvino-benchmark" / "OV-benchmark-data.EXCERPT.csv")
@@ -292,7 +216,7 @@ def build(ds: Path, out: Path, curated_folder: Path = CURATED) -> tuple[Path, Pa
     }
     gpus = GpuBuilder(ds, curated_folder, curated.citations)
     entries = [gpus.build(part, row) for part, row in gpus.parts()]
-    entries += [build_cpu(c, curated, intel, amd, openvino) for c in curated.cpus]
+    entries += CpuBuilder(ds, curated_folder, curated.citations).entries(openvino)
     check_ids(entries)
     lambda_map = _lambda_map(curated_folder)
     add_prices(ds, entries, lambda_map)

@@ -112,9 +112,12 @@ class Match(NamedTuple):
 
 
 GENERIC_CPU_NAMES = re.compile(
-    r"^(Intel\(R\) Xeon\(R\) (CPU|Processor)|AMD EPYC( Processor)?|Common KVM processor|QEMU Virtual CPU.*)$",
+    r"^(Intel(\(R\))? Xeon(\(R\))? (CPU|Processor)( \([^)]*\))?|Intel Core Processor( \([^)]*\))?"
+    r"|AMD EPYC(-\w+)?( Processor)?( \([^)]*\))?|Common KVM processor|QEMU Virtual CPU.*)$",
     re.IGNORECASE,
 )
+"""Hypervisor model names: bare brands and QEMU's named CPU models ('Intel Xeon Processor (Icelake)',
+'AMD EPYC-Rome Processor'), which name a generation at most, never a part."""
 ADD_HINT = "add it to app/catalog/curated/ (then scripts/build_catalog.py), or name it in a lab entry's aliases"
 
 
