@@ -129,6 +129,22 @@ class CustomWorkload(Strict):
         return self
 
 
+class OnnxProfileRead(Strict):
+    """An ONNX file profiled: the custom workload to pass on, and how the file was read."""
+
+    custom: CustomWorkload
+    precision: Precision = Field(description="What the bytes were counted at (custom.profiled_at).")
+    exported_as: str = Field(description="The element types the file stores its weights in.")
+    nodes: int = Field(ge=0)
+    weights_bytes: NonNegative
+    unknown_operators: dict[str, int] = Field(
+        default_factory=dict,
+        description="Op types not understood (counted as data movement with their bytes only), with node counts.",
+    )
+    made_with: str
+    fusion: str
+
+
 class Constraints(Strict):
     power_budget_w: Positive | None = Field(default=None, description="Per device.")
     system_power_budget_w: Positive | None = None

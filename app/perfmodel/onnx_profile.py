@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import ModelProto, NodeProto
 
-from app.contracts import CustomBucket, CustomWorkload, Precision, Task
+from app.contracts import CustomBucket, CustomWorkload, OnnxProfileRead, Precision, Task
 from app.errors import InvalidInput
 from app.perfmodel.custom import value_bytes
 from app.perfmodel.onnx_graph import WEIGHT_TYPES, Graph, TensorInfo, concrete, exported_as, parse
@@ -217,6 +217,19 @@ class OnnxProfile:
     exported_as: str
     nodes: int
     unknown: dict[str, int]
+
+    def read(self) -> OnnxProfileRead:
+        """What the API and the CLI answer."""
+        return OnnxProfileRead(
+            custom=self.custom(),
+            precision=self.profile.precision,
+            exported_as=self.exported_as,
+            nodes=self.nodes,
+            weights_bytes=self.profile.memory.weights,
+            unknown_operators=self.unknown,
+            made_with=self.profile.made_with,
+            fusion=self.profile.fusion,
+        )
 
     def custom(self) -> CustomWorkload:
         """The workload as a recommend or predictions request's ``custom``."""
