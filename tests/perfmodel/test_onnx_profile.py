@@ -138,7 +138,7 @@ def test_external_data_is_refused_with_what_to_do() -> None:
 def test_a_graph_without_a_batch_dimension_is_refused() -> None:
     model = _graph("Relu")
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
-    with pytest.raises(InvalidInput, match="no dynamic batch dimension.*dynamic_axes"):
+    with pytest.raises(InvalidInput, match=r"no dynamic batch dimension.*dynamic_axes"):
         onnx_profile.profile(model.SerializeToString())
 
 
