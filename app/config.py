@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     migrate_on_start: bool = True
     auto_approve_machines: bool = False
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    max_onnx_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1024,
+        description="The largest ONNX file POST /api/v1/workloads/onnx-profile takes (the CLI profiles any size).",
+    )
     max_results_per_run: int = Field(default=10_000, ge=1)
     page_size_max: int = Field(default=1000, ge=1)
     log_format: Literal["text", "json"] = "text"

@@ -46,7 +46,16 @@ from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sd
 from app.bench.workloads.base import Size, Workload
 from app.contracts import Precision, Task
 from app.errors import InvalidInput
-from app.perfmodel.operators import OpCount, buckets, int8_from_bf16, linear
+from app.perfmodel.operators import (
+    CELL_ELEMENTWISE,
+    NORM_BACKWARD,
+    PER_ELEMENT,
+    SOFTMAX,
+    OpCount,
+    buckets,
+    int8_from_bf16,
+    linear,
+)
 from app.perfmodel.profile import Memory, OpClass, Profile
 
 DEFAULT_BATCHES = (2, 4)
@@ -55,23 +64,6 @@ FUSION = (
     "the fused SDPA kernel (flash); an LSTM layer is cuDNN's (an input GEMM, then a GEMM and an "
     "elementwise kernel per step, re-reading the recurrent weights each step); views move nothing"
 )
-
-PER_ELEMENT = {
-    OpClass.elementwise: 1.0,
-    OpClass.norm: 5.0,
-    OpClass.reduction: 1.0,
-    OpClass.movement: 0.0,
-    OpClass.optimizer: 1.0,
-}
-"""FLOPs per output element (reductions: per input element) of operators without a formula. An
-activation or arithmetic op counts 1 whatever it computes (exp, tanh: the kernel is memory-bound
-either way); a normalisation 5 (mean, variance, normalise, scale, shift), its backward ``NORM_BACKWARD``;
-softmax ``SOFTMAX`` (max, subtract, exp, sum, divide)."""
-NORM_BACKWARD = 8.0
-SOFTMAX = 5.0
-CELL_ELEMENTWISE = 16.0
-"""FLOPs per hidden unit and step of an LSTM cell besides its GEMMs (bias adds, 3 sigmoids, 2 tanh,
-the state update)."""
 
 CONV = ("convolution", "_convolution", "cudnn_convolution", "mkldnn_convolution", "_slow_conv", "slow_conv", "conv_")
 GEMM = frozenset(

@@ -13,7 +13,21 @@ import typer
 from sqlalchemy.exc import OperationalError
 
 from app import __version__
-from app.cli import agent, bench, catalog, db, imports, jobs, machines, plugins, probe, recommend, server, tokens
+from app.cli import (
+    agent,
+    bench,
+    catalog,
+    db,
+    imports,
+    jobs,
+    machines,
+    plugins,
+    probe,
+    recommend,
+    server,
+    tokens,
+    workloads,
+)
 from app.cli.common import database_url, shown_url
 from app.errors import HwadvisorError
 
@@ -44,6 +58,7 @@ cli.add_typer(machines.group, name="machines")
 cli.add_typer(jobs.group, name="jobs")
 cli.add_typer(agent.group, name="agent")
 cli.add_typer(catalog.group, name="catalog")
+cli.add_typer(workloads.group, name="workloads")
 
 
 def main() -> None:

@@ -89,6 +89,22 @@ class Task(StrEnum):
     train = "train"
 
 
+class OpClass(StrEnum):
+    """An operator class of a profile (app/perfmodel/profile.py); on the wire in a custom workload's buckets."""
+
+    conv = "conv"
+    gemm = "gemm"
+    attention = "attention"
+    recurrent = "recurrent"
+    norm = "norm"
+    elementwise = "elementwise"
+    reduction = "reduction"
+    movement = "movement"
+    """Copies, concatenations, gathers (embeddings), layout changes."""
+    optimizer = "optimizer"
+    """The optimiser's update of the weights (training only)."""
+
+
 class ResultStatus(StrEnum):
     ok = "ok"
     oom = "oom"

@@ -14,6 +14,7 @@ from app.contracts.common import (
     DeviceKind,
     Name,
     NonNegative,
+    OpClass,
     Positive,
     Precision,
     Strict,
@@ -71,8 +72,28 @@ class Reason(Answer):
     text: str
 
 
+Flops = Annotated[float, Field(ge=0, le=1e18, description="FLOP (1e18: an exaFLOP).")]
+Bytes = Annotated[float, Field(ge=0, le=1e15, description="Bytes (1e15: a petabyte).")]
+AGREEMENT = 0.01
+"""How far a custom workload's totals may differ from the sum of its buckets (rounding)."""
+
+
+class CustomBucket(Strict):
+    """Operators of one class and a similar arithmetic intensity, summed, as a profile's bucket
+    (app/perfmodel/profile.py): each quantity is ``per_sample * batch + per_step``."""
+
+    op_class: OpClass
+    flops_per_sample: Flops
+    flops_per_step: Flops = 0.0
+    bytes_per_sample: Bytes
+    bytes_per_step: Bytes = Field(default=0.0, description="Bytes read once per step whatever the batch (weights).")
+    kernels: float = Field(ge=0, le=10**7, description="Kernels one step launches.")
+    operators: int = Field(default=1, ge=1, le=10**7)
+
+
 class CustomWorkload(Strict):
-    """A workload outside the zoo, described by its cost per sample."""
+    """A workload outside the zoo, described by its cost per sample, and, when it was profiled
+    (an ONNX file: POST /api/v1/workloads/onnx-profile), by its operator classes."""
 
     name: Name
     flops_per_sample: Annotated[float, Field(gt=0, le=1e18, description="FLOP per sample (1e18: an exaFLOP).")]
@@ -85,6 +106,51 @@ class CustomWorkload(Strict):
         description="Operators (kernels) one step runs; eager PyTorch pays a host cost for each, which is what "
         "batch-1 latency is made of. Unknown: the median of the zoo's models at the same task.",
     )
+    buckets: list[CustomBucket] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        description="Its profile per operator class; given, the model runs these instead of one GEMM-like bucket. "
+        "flops_per_sample and bytes_per_sample must then be their totals at batch 1.",
+    )
+    profiled_at: Precision = Field(
+        default=Precision.fp32,
+        description="The precision the buckets' bytes and activation_bytes_per_sample were counted at; the model "
+        "rescales them to the precision it predicts.",
+    )
+    activation_bytes_per_sample: Bytes | None = Field(
+        default=None, description="Peak live activations per sample, for the memory fit; unknown: bytes_per_sample."
+    )
+
+    @model_validator(mode="after")
+    def _totals_match_buckets(self) -> CustomWorkload:
+        if self.buckets is None:
+            return self
+        flops = sum(b.flops_per_sample + b.flops_per_step for b in self.buckets)
+        moved = sum(b.bytes_per_sample + b.bytes_per_step for b in self.buckets)
+        for field, total, given in (("flops", flops, self.flops_per_sample), ("bytes", moved, self.bytes_per_sample)):
+            if abs(total - given) > AGREEMENT * max(total, given):
+                raise ValueError(
+                    f"{field}_per_sample is {given:g} but the buckets sum to {total:g} at batch 1; "
+                    f"give their sum (or leave the buckets out)"
+                )
+        return self
+
+
+class OnnxProfileRead(Strict):
+    """An ONNX file profiled: the custom workload to pass on, and how the file was read."""
+
+    custom: CustomWorkload
+    precision: Precision = Field(description="What the bytes were counted at (custom.profiled_at).")
+    exported_as: str = Field(description="The element types the file stores its weights in.")
+    nodes: int = Field(ge=0)
+    weights_bytes: NonNegative
+    unknown_operators: dict[str, int] = Field(
+        default_factory=dict,
+        description="Op types not understood (counted as data movement with their bytes only), with node counts.",
+    )
+    made_with: str
+    fusion: str
 
 
 class Constraints(Strict):

@@ -1,19 +1,25 @@
 """A workload outside the zoo as a profile the model can run: from its FLOPs and bytes per sample
-(and, if known, its operator count), or from an ONNX graph (app/perfmodel/onnx_profile.py).
+(and, if known, its operator count), or from its buckets per operator class (what an ONNX graph's
+profile gives: app/perfmodel/onnx_profile.py).
 
 Given as FLOPs and bytes, the workload is one bucket on the matrix units (the FLOPs of a
 network are nearly all convolutions and GEMMs) whose weights (``parameters`` x bytes per value) are
 read once per step and whose other bytes scale with the batch. Its operators each cost a kernel and,
 in eager PyTorch, a host dispatch: with no count given, the median count of the zoo's profiles at
 that task stands in (said so in the estimate's reasons).
+
+Given with buckets, those are the profile, as a zoo profile's are; their bytes were counted at one
+precision (``profiled_at``) and are rescaled to the one predicted by bytes per value (int8: 1-byte
+operands for the matrix-unit classes, 2-byte activations elsewhere, the rule of
+app/perfmodel/operators.int8_from_bf16).
 """
 
 from __future__ import annotations
 
 import statistics
 
-from app.contracts import CustomWorkload, Precision, Task
-from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
+from app.contracts import CustomBucket, CustomWorkload, Precision, Task
+from app.perfmodel.profile import TENSOR_CLASSES, Bucket, Linear, Memory, OpClass, Profile
 from app.perfmodel.profile import shipped as profiles
 
 BYTES_PER_VALUE = {Precision.fp32: 4, Precision.tf32: 4, Precision.bf16: 2, Precision.fp16: 2, Precision.int8: 1}
@@ -27,7 +33,17 @@ def typical_operators(task: Task) -> int:
     return round(statistics.median(counts)) if counts else FALLBACK_OPERATORS
 
 
+def value_bytes(precision: Precision, op_class: OpClass | None = None) -> int:
+    """Bytes per value an operator of ``op_class`` moves at ``precision`` (None: an activation
+    outside the matrix units); int8 is bf16 outside the matrix units, as the zoo's int8 profiles."""
+    if precision is Precision.int8 and op_class not in TENSOR_CLASSES:
+        return BYTES_PER_VALUE[Precision.bf16]
+    return BYTES_PER_VALUE[precision]
+
+
 def profile(custom: CustomWorkload, precision: Precision, task: Task = Task.infer) -> Profile:
+    if custom.buckets is not None:
+        return _profiled(custom, custom.buckets, precision, task)
     weights = custom.parameters * BYTES_PER_VALUE[precision]
     per_sample = max(0.0, custom.bytes_per_sample - weights)
     operators = custom.operators or typical_operators(task)
@@ -48,4 +64,37 @@ def profile(custom: CustomWorkload, precision: Precision, task: Task = Task.infe
         memory=Memory(weights=weights, activations=Linear(per_sample=per_sample)),
         batches=(1, 1),
         made_with="app/perfmodel/custom.py from the FLOPs and bytes per sample given",
+    )
+
+
+def _profiled(custom: CustomWorkload, given: list[CustomBucket], precision: Precision, task: Task) -> Profile:
+    counted = custom.profiled_at
+
+    def scale(op_class: OpClass | None) -> float:
+        return value_bytes(precision, op_class) / value_bytes(counted, op_class)
+
+    buckets = [
+        Bucket(
+            op_class=b.op_class,
+            flops=Linear(per_sample=b.flops_per_sample, per_step=b.flops_per_step),
+            bytes=Linear(per_sample=b.bytes_per_sample * factor, per_step=b.bytes_per_step * factor),
+            kernels=b.kernels,
+            operators=b.operators,
+        )
+        for b in given
+        for factor in (scale(b.op_class),)
+    ]
+    weights = custom.parameters * BYTES_PER_VALUE[precision]
+    activations = custom.activation_bytes_per_sample
+    if activations is None:
+        activations = max(0.0, custom.bytes_per_sample - custom.parameters * BYTES_PER_VALUE[counted])
+    return Profile(
+        workload=custom.name,
+        task=task,
+        precision=precision,
+        shape={},
+        buckets=buckets,
+        memory=Memory(weights=weights, activations=Linear(per_sample=activations * scale(None))),
+        batches=(1, 1),
+        made_with=f"app/perfmodel/custom.py from the buckets given, counted at {counted.value}",
     )

@@ -21,6 +21,23 @@ INTENSITY_BATCH = 32
 NO_FLOPS = -99
 """The intensity bin of operators that only move data."""
 
+PER_ELEMENT = {
+    OpClass.elementwise: 1.0,
+    OpClass.norm: 5.0,
+    OpClass.reduction: 1.0,
+    OpClass.movement: 0.0,
+    OpClass.optimizer: 1.0,
+}
+"""FLOPs per output element (reductions: per input element) of operators without a formula. An
+activation or arithmetic op counts 1 whatever it computes (exp, tanh: the kernel is memory-bound
+either way); a normalisation 5 (mean, variance, normalise, scale, shift), its backward ``NORM_BACKWARD``;
+softmax ``SOFTMAX`` (max, subtract, exp, sum, divide)."""
+NORM_BACKWARD = 8.0
+SOFTMAX = 5.0
+CELL_ELEMENTWISE = 16.0
+"""FLOPs per hidden unit and step of an LSTM cell besides its GEMMs (bias adds, 3 sigmoids, 2 tanh,
+the state update)."""
+
 
 @dataclass(frozen=True, slots=True)
 class OpCount:

@@ -16,30 +16,16 @@ bucket is either compute- or memory-bound on a device, as its operators are.
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.contracts import OpClass as OpClass  # the wire vocabulary; re-exported for the model
 from app.contracts import Precision, Task
 
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-
-
-class OpClass(StrEnum):
-    conv = "conv"
-    gemm = "gemm"
-    attention = "attention"
-    recurrent = "recurrent"
-    norm = "norm"
-    elementwise = "elementwise"
-    reduction = "reduction"
-    movement = "movement"
-    """Copies, concatenations, gathers (embeddings), layout changes."""
-    optimizer = "optimizer"
-    """The optimiser's update of the weights (training only)."""
 
 
 TENSOR_CLASSES = frozenset({OpClass.conv, OpClass.gemm, OpClass.attention, OpClass.recurrent})

@@ -19,7 +19,19 @@ from app.db.engine import Database
 from app.server import errors
 from app.server.limits import BodySizeLimit, RefuseNul
 from app.server.observability import Metrics, RequestContext, configure_logging
-from app.server.routes import agents, catalog, health, jobs, machines, recommend, registry, results, runs, session
+from app.server.routes import (
+    agents,
+    catalog,
+    health,
+    jobs,
+    machines,
+    recommend,
+    registry,
+    results,
+    runs,
+    session,
+    workloads,
+)
 from app.server.routes import tokens as token_routes
 from app.server.security import SecurityHeaders
 
@@ -59,7 +71,19 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def api_router() -> APIRouter:
     router = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
-    for module in (agents, runs, jobs, machines, results, token_routes, catalog, recommend, session, registry):
+    for module in (
+        agents,
+        runs,
+        jobs,
+        machines,
+        results,
+        token_routes,
+        catalog,
+        recommend,
+        workloads,
+        session,
+        registry,
+    ):
         router.include_router(module.router)
     return router
 
@@ -117,7 +141,11 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.include_router(api_router())
     web.mount(app)
     app.add_middleware(RefuseNul)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_body_bytes,
+        per_path={f"{API_PREFIX}{workloads.ONNX_PATH}": (settings.max_onnx_bytes, workloads.TOO_LARGE)},
+    )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestContext, metrics=metrics)  # outermost: it sees every answer, 413s too
     return app

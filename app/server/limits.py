@@ -13,18 +13,23 @@ from app.server.errors import problem
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    """``max_bytes`` for every body, but the paths in ``per_path`` (uploads) have their own limit and
+    advice: path -> (bytes, what to do instead)."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, per_path: dict[str, tuple[int, str]] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.per_path = per_path or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit, advice = self.per_path.get(scope.get("path", ""), (self.max_bytes, SPLIT))
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await problem(413, "Body too large", self._detail())(scope, receive, send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await problem(413, "Body too large", _detail(limit, advice))(scope, receive, send)
             return
         seen = 0
 
@@ -33,15 +38,19 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
+                if seen > limit:
                     # FastAPI re-raises HTTPException from body reading; the handler makes it a problem.
-                    raise HTTPException(413, self._detail())
+                    raise HTTPException(413, _detail(limit, advice))
             return message
 
         await self.app(scope, counted, send)
 
-    def _detail(self) -> str:
-        return f"request body is over the {self.max_bytes} byte limit; split the upload into smaller runs"
+
+SPLIT = "split the upload into smaller runs"
+
+
+def _detail(limit: int, advice: str) -> str:
+    return f"request body is over the {limit} byte limit; {advice}"
 
 
 class RefuseNul:
