@@ -182,9 +182,14 @@ def _allowed(spec: WorkloadSpec, config: Config) -> bool:
 
 def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[str]) -> list[Option]:
     assert spec.custom is not None
+    given = (
+        f"its operator profile ({len(spec.custom.buckets)} operator classes)"
+        if spec.custom.buckets
+        else "its FLOPs and bytes per sample"
+    )
     notes.append(
-        f"{spec.custom.name} is a custom workload nothing has measured: every figure is a roofline prediction "
-        "from its FLOPs and bytes per sample and the catalog's peaks (±50%)"
+        f"{spec.custom.name} is a custom workload nothing has measured: every figure is the performance model run "
+        f"on {given} and the catalog's specs, with the band an uncalibrated model earned out of sample"
     )
     precisions = spec.constraints.precisions or [Precision.fp32, Precision.tf32, Precision.bf16, Precision.fp16]
     batch = spec.batch_size or 1
