@@ -50,7 +50,8 @@ PUBLIC_COLUMNS = [
 
 @dataclass(frozen=True)
 class Curated:
-    """The public-result tables of app/catalog/curated/ (GPUs: scripts/catalog_gpus.py, CPUs: scripts/catalog_cpus.py)."""
+    """The public-result tables of app/catalog/curated/ (the parts: scripts/catalog_gpus.py and
+    scripts/catalog_cpus.py)."""
 
     workloads: dict[str, dict[str, tuple[str, str]]]  # dataset -> its column -> (workload, unit)
     citations: dict[str, str]  # dataset -> how a source names it

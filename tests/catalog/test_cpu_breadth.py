@@ -61,7 +61,9 @@ def test_every_xeon_scalable_and_epyc_in_the_datasets_has_peaks_and_bandwidth() 
         entry = catalog.get(hit)
         if entry.name != name:
             problems.append(f"{name} matched {entry.name}")
-        missing = [f for f in ("peak_fp32_tflops", "memory_bandwidth_gb_s", "cores", "threads") if not getattr(entry, f)]
+        missing = [
+            f for f in ("peak_fp32_tflops", "memory_bandwidth_gb_s", "cores", "threads") if not getattr(entry, f)
+        ]
         isa = entry.isa or ""
         if ("VNNI" in isa or "AMX" in isa) and not entry.peak_int8_tops:
             missing.append("peak_int8_tops")
