@@ -43,9 +43,13 @@ def test_near_misses_are_not_guessed(name: str) -> None:
     assert catalog_id is None and name in reason
 
 
-@pytest.mark.parametrize("name", ["AMD EPYC", "Intel(R) Xeon(R) Processor", "AMD EPYC 9655 96-Core Processor"])
+@pytest.mark.parametrize("name", ["AMD EPYC", "Intel(R) Xeon(R) Processor", "AMD EPYC 9995 256-Core Processor"])
 def test_generic_or_unknown_cpus_are_not_guessed(name: str) -> None:
     assert catalog.match_cpu(name)[0] is None
+
+
+def test_a_part_the_catalog_carries_is_matched_by_its_lscpu_name() -> None:
+    assert catalog.match_cpu("AMD EPYC 9655 96-Core Processor")[0] == "epyc-9655"
 
 
 def test_every_figure_names_its_source() -> None:
