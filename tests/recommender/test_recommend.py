@@ -175,8 +175,12 @@ def test_every_price_is_the_catalogs_and_a_missing_one_is_said_never_made_up(api
     assert api.client.put("/api/v1/catalog/my-gpu", json=UNPRICED, headers=api.admin).status_code == 200
     spec = {"batch_size": 64, "scope": "catalog", "objective": "cost_per_million_samples", "limit": 1000}
     answer = ask(api, **spec, constraints={"precisions": ["bf16"]})
-    catalog = api.client.get("/api/v1/catalog", params={"limit": 500}, headers=api.admin).json()["items"]
-    prices = {e["id"]: e["price"] for e in catalog}
+    prices: dict[str, Any] = {}
+    while True:
+        page = api.client.get("/api/v1/catalog", params={"limit": 500, "offset": len(prices)}, headers=api.admin)
+        prices.update({e["id"]: e["price"] for e in page.json()["items"]})
+        if len(prices) >= page.json()["total"]:
+            break
     candidates = answer["candidates"]
     for c in candidates:
         catalog_id = c["hardware"]["catalog_id"]

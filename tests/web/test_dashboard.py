@@ -306,16 +306,16 @@ def test_the_catalog_page_filters_and_pages_on_the_server(browser: Any, server: 
     page.press("#catalog-filters input[name=min_year]", "Enter")
     recent = catalog_total(server, kind="cpu", vendor="Intel", min_year=2023)
     expect(count).to_have_text(f"{min(25, recent)} of {recent} shown")
-    assert {int(y) for y in page.locator("tr[data-entry] td:nth-child(4)").all_inner_texts()} >= {2023}
-    assert all(int(y) >= 2023 for y in page.locator("tr[data-entry] td:nth-child(4)").all_inner_texts())
+    years = [int(y) for y in page.locator("tr[data-entry] td:nth-child(4)").all_inner_texts()]
+    assert years and all(y >= 2023 for y in years)
 
     page.fill("#catalog-filters input[name=q]", "platinum")
     platinum = catalog_total(server, kind="cpu", vendor="Intel", min_year=2023, q="platinum")
-    expect(count).to_have_text(f"{platinum} of {platinum} shown")
+    expect(count).to_have_text(f"{min(25, platinum)} of {platinum} shown")
     assert all("platinum" in t.lower() for t in rows.all_inner_texts())
     page.reload()  # the filters live in the address: a reload shows the same page
     wait_ready(page, "catalog")
-    expect(count).to_have_text(f"{platinum} of {platinum} shown")
+    expect(count).to_have_text(f"{min(25, platinum)} of {platinum} shown")
     assert page.input_value("#catalog-filters input[name=q]") == "platinum"
     assert page.input_value("#catalog-filters select[name=vendor]") == "Intel"
     assert page.errors == []
