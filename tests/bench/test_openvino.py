@@ -14,7 +14,7 @@ from app.bench.workloads import workloads
 from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
 from app.probes import probe_machine
 
-pytest.importorskip("openvino", reason="openvino is not installed (pip install 'hwadvisor[openvino]')")
+pytest.importorskip("openvino", reason="openvino is not installed (./scripts/setup --dev on Linux x86-64)")
 
 TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
 WORKLOADS = ("resnet50", "bert_base", "lstm")

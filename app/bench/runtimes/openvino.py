@@ -16,7 +16,7 @@ from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
 from app.registry import Need
 
-OPENVINO = Need("openvino", "openvino", install="pip install 'hwadvisor[openvino]' (openvino==2026.4.*)")
+OPENVINO = Need("openvino", "openvino", install="pip install 'openvino==2026.4.*', or ./scripts/setup on Linux x86-64")
 
 INFERENCE_PRECISION = {Precision.fp32: "f32", Precision.bf16: "bf16"}
 """OpenVINO's inference-precision hint for each precision it is measured in."""
