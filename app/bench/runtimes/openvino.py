@@ -1,0 +1,107 @@
+"""OpenVINO on the CPU: the project's ONNX export, compiled for one synchronous request (latency hint).
+
+fp32 runs with the f32 inference-precision hint, bf16 with the bf16 hint where the CPU has bf16
+instructions (OpenVINO would otherwise run f32 silently: a precision is never substituted here).
+int8 needs NNCF's post-training quantisation, which this runtime does not do yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from app.bench.config import BenchConfig
+from app.bench.precision import cpu_unsupported
+from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
+from app.bench.workloads.base import Size, Workload
+from app.contracts import MachineSpec, Precision, Task
+from app.registry import Need
+
+OPENVINO = Need("openvino", "openvino", install="pip install 'openvino==2026.4.*', or ./scripts/setup on Linux x86-64")
+
+INFERENCE_PRECISION = {Precision.fp32: "f32", Precision.bf16: "bf16"}
+"""OpenVINO's inference-precision hint for each precision it is measured in."""
+
+
+@runtimes.register
+class OpenVino(Runtime):
+    info = RuntimeInfo(
+        name="openvino",
+        description="OpenVINO CPU plug-in on the ONNX export; latency hint, one synchronous request; fp32, bf16",
+        tasks=(Task.infer.value,),
+        precisions=tuple(p.value for p in INFERENCE_PRECISION),
+        needs=(OPENVINO, Need("onnx", "onnx")),
+        devices=("cpu",),
+    )
+    device: ClassVar[str] = "CPU"
+
+    @classmethod
+    def software(cls) -> dict[str, str]:
+        facts = super().software()
+        if "openvino" in facts:
+            import openvino
+
+            core = openvino.Core()
+            facts["openvino.build"] = openvino.get_version()[:200]
+            facts["openvino.cpu"] = str(core.get_property(cls.device, "FULL_DEVICE_NAME"))[:200]
+            capabilities = core.get_property(cls.device, "OPTIMIZATION_CAPABILITIES")
+            facts["openvino.capabilities"] = ",".join(capabilities)[:200]
+        return facts
+
+    def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
+        if config.task is not Task.infer:
+            return "OpenVINO is measured for inference only (it does not train)"
+        if config.device.split(":")[0] not in self.info.devices:
+            return f"{self.info.name} runs on {', '.join(self.info.devices)} devices, not {config.device}"
+        if machine.device(config.device) is None:
+            return f"this machine has no device {config.device}"
+        if config.precision is Precision.int8:
+            return (
+                "int8 needs nncf: pip install nncf (NNCF post-training quantisation, not built into this runtime yet)"
+            )
+        if config.precision is Precision.tf32:
+            return cpu_unsupported(Precision.tf32, machine.cpu)
+        if config.precision is Precision.fp16:
+            return "OpenVINO's CPU plug-in is measured in fp32 and bf16 here; fp16 is not offered"
+        if config.precision is Precision.bf16:
+            return cpu_unsupported(Precision.bf16, machine.cpu) or self._plugin_lacks("BF16")
+        return None
+
+    def _plugin_lacks(self, capability: str) -> str | None:
+        """Why this machine's OpenVINO CPU plug-in would not run the capability natively, or None."""
+        if self.unavailable():
+            return None
+        import openvino
+
+        capabilities = openvino.Core().get_property(self.device, "OPTIMIZATION_CAPABILITIES")
+        if capability in capabilities:
+            return None
+        return f"OpenVINO's CPU plug-in offers {', '.join(capabilities)} here, not {capability}"
+
+    def compile_config(self, config: BenchConfig) -> dict[str, Any]:
+        """One request at a time is what the harness times: the latency hint sizes the plug-in for it."""
+        properties: dict[str, Any] = {
+            "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_PRECISION_HINT": INFERENCE_PRECISION[config.precision],
+        }
+        if config.threads:
+            properties["INFERENCE_NUM_THREADS"] = config.threads
+        return properties
+
+    def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
+        import openvino
+
+        from app.bench.onnx_export import model_path
+
+        core = openvino.Core()
+        model = core.read_model(str(model_path(workload, size)))
+        inputs = {
+            name: x.numpy()
+            for name, x in zip(workload.info.input_names, workload.inputs(config.batch_size, size), strict=True)
+        }
+        # The export's batch (and sequence) axes are dynamic; a static shape lets the plug-in plan for it.
+        model.reshape({name: openvino.PartialShape(list(array.shape)) for name, array in inputs.items()})
+        compiled = core.compile_model(model, self.device, self.compile_config(config))
+        request = compiled.create_infer_request()
+        for name, array in inputs.items():
+            request.set_tensor(name, openvino.Tensor(array))
+        return Prepared(step=lambda: request.infer(share_outputs=True))

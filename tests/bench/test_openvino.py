@@ -1,0 +1,100 @@
+"""OpenVINO really runs the exported model (its outputs are ONNX Runtime's), at tiny sizes; the rest say why."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from app.bench.config import BenchConfig
+from app.bench.runner import run_config
+from app.bench.runtimes import runtimes
+from app.bench.workloads import workloads
+from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
+from app.probes import probe_machine
+
+pytest.importorskip("openvino", reason="openvino is not installed (./scripts/setup --dev on Linux x86-64)")
+
+TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
+WORKLOADS = ("resnet50", "bert_base", "lstm")
+
+
+@functools.cache
+def machine() -> MachineSpec:
+    return probe_machine()
+
+
+def first_output(runtime: str, config: BenchConfig) -> np.ndarray:
+    """The first output of one step, on inputs drawn from the same seed for every runtime."""
+    import torch
+
+    torch.manual_seed(0)
+    prepared = runtimes.get(runtime)().prepare(config, workloads.get(config.workload)(), "tiny")
+    try:
+        outputs = prepared.step()
+        first = outputs[0] if isinstance(outputs, list) else next(iter(outputs.values()))  # type: ignore[attr-defined]
+        return np.array(first, copy=True)
+    finally:
+        prepared.close()
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_fp32_outputs_match_onnxruntime(workload: str) -> None:
+    config = BenchConfig(workload, Task.infer, "openvino", "cpu", Precision.fp32, 2, 2)
+    assert runtimes.get("openvino")().unsupported(config, machine()) is None
+    ours = first_output("openvino", config)
+    reference = first_output(
+        "onnxruntime-cpu", BenchConfig(workload, Task.infer, "onnxruntime-cpu", "cpu", Precision.fp32, 2, 2)
+    )
+    assert ours.shape == reference.shape
+    np.testing.assert_allclose(ours, reference, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_fp32_config_is_measured_through_the_harness(workload: str) -> None:
+    result = run_config(
+        BenchConfig(workload, Task.infer, "openvino", "cpu", Precision.fp32, 2, 2), machine(), TINY, size="tiny"
+    )
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.iterations == 2 and result.threads == 2
+    assert result.latency_p50_ms and result.throughput_samples_per_s and result.throughput_samples_per_s > 0
+
+
+def test_bf16_runs_where_the_cpu_has_it() -> None:
+    config = BenchConfig("resnet50", Task.infer, "openvino", "cpu", Precision.bf16, 2, 2)
+    reason = runtimes.get("openvino")().unsupported(config, machine())
+    if reason:
+        assert "bf16" in reason or "BF16" in reason
+        pytest.skip(f"no bf16 here: {reason}")
+    ours = first_output("openvino", config)
+    reference = first_output("openvino", BenchConfig("resnet50", Task.infer, "openvino", "cpu", Precision.fp32, 2, 2))
+    assert np.isfinite(ours).all()
+    # bf16 keeps 8 bits of mantissa: the classes' scores agree roughly, not to the digit.
+    assert np.corrcoef(ours.ravel(), reference.ravel())[0, 1] > 0.9
+
+
+@pytest.mark.parametrize(
+    ("task", "device", "precision", "words"),
+    [
+        (Task.train, "cpu", Precision.fp32, "inference only"),
+        (Task.infer, "cpu", Precision.fp16, "fp16 is not offered"),
+        (Task.infer, "cpu", Precision.tf32, "tensor-core"),
+        (Task.infer, "cpu", Precision.int8, "needs nncf: pip install nncf"),
+        (Task.infer, "cuda:0", Precision.fp32, "runs on cpu devices"),
+    ],
+)
+def test_what_it_cannot_run_is_unsupported_with_why(task: Task, device: str, precision: Precision, words: str) -> None:
+    result = run_config(BenchConfig("resnet56", task, "openvino", device, precision, 1), machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.unsupported
+    assert words in (result.reason or "")
+
+
+def test_version_is_reported() -> None:
+    import openvino
+
+    runtime = runtimes.get("openvino")
+    version = runtime.version()
+    assert version and openvino.__version__.startswith(version)
+    assert runtime.software()["openvino"] == runtime.version()
+    assert "openvino.build" in runtime.software()
