@@ -86,8 +86,10 @@ def _catalog() -> dict[str, CatalogHardware]:
 
 
 def _column(o: Observation) -> str:
-    workload = o.profile.workload
-    return f"{workload} {'fp16' if o.profile.precision is Precision.fp16 else 'fp32'}"
+    """The workload and precision as the sources publish them: Lambda's fp32 column ran TF32 where
+    the GPU has it, so tf32 is reported as fp32."""
+    precision = o.profile.precision
+    return f"{o.profile.workload} {'fp32' if precision is Precision.tf32 else precision.value}"
 
 
 def _public(sources: Sequence[str], *, one_device: bool = True) -> list[PublicResult]:
