@@ -87,15 +87,20 @@ def _normalise(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
+def _by_id() -> dict[str, CatalogHardware]:
+    return {entry.id: entry for entry in load()}
+
+
+@lru_cache(maxsize=1)
 def load() -> tuple[CatalogHardware, ...]:
     text = resources.files("app.catalog").joinpath("data/hardware.json").read_text(encoding="utf-8")
     return tuple(CatalogHardware.model_validate(e) for e in json.loads(text)["entries"])
 
 
 def get(catalog_id: str) -> CatalogHardware:
-    for entry in load():
-        if entry.id == catalog_id:
-            return entry
+    entry = _by_id().get(catalog_id)
+    if entry is not None:
+        return entry
     raise NotFoundError(f"no catalog entry {catalog_id!r}", hint="see app/catalog/data/hardware.json")
 
 
@@ -136,6 +141,8 @@ class Matcher:
         for entry in self.entries:
             for alias in {_normalise(a) for a in entry.aliases}:
                 self._aliases.setdefault((entry.kind, alias), []).append(entry)
+        # compiled once: ~600 CPUs' patterns overflow re's own cache, which then recompiles every one
+        self._patterns = [(e, [_compiled(p) for p in e.patterns]) for e in self.entries if e.kind == "cpu"]
 
     def gpu(self, reported_name: str) -> Match:
         """For the name a driver reports, e.g. 'NVIDIA H100 80GB HBM3' (the SXM5 part)."""
@@ -160,7 +167,7 @@ class Matcher:
         hits = self._aliases.get(("cpu", _normalise(model_name)), [])
         if not hits:
             code = "pattern"
-            hits = [e for e in self.entries if e.kind == "cpu" and any(re.search(p, model_name) for p in e.patterns)]
+            hits = [e for e, patterns in self._patterns if any(p.search(model_name) for p in patterns)]
         if len(hits) == 1:
             return Match(hits[0].id, f"model name {model_name!r} is {hits[0].name}", code)
         if hits:
@@ -184,8 +191,14 @@ class Matcher:
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=1)
 def shipped_matcher() -> Matcher:
     return Matcher(load())
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def match_gpu(reported_name: str) -> tuple[str | None, str]:
