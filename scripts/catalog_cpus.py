@@ -12,14 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog_io import Sourced, csv_rows, number, toml
+from catalog_io import PEAK_FIELDS, Sourced, csv_rows, number, toml
 
-PEAK_FIELDS = {
-    "fp32": "peak_fp32_tflops",
-    "bf16": "peak_bf16_tflops",
-    "fp16": "peak_fp16_tflops",
-    "int8": "peak_int8_tops",
-}
 MARKS = r"(?:\(R\)|\(TM\)|®|™)?"
 """What lscpu, /proc/cpuinfo and the datasets put after a brand word, if anything."""
 

@@ -11,17 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog_io import Sourced, csv_rows, number, toml
+from catalog_io import PEAK_FIELDS, Sourced, csv_rows, number, toml
 
-PEAK_FIELDS = {
-    "fp32": "peak_fp32_tflops",
-    "tf32": "peak_tf32_tflops",
-    "bf16": "peak_bf16_tflops",
-    "fp16": "peak_fp16_tflops",
-    "fp16_acc16": "peak_fp16_acc16_tflops",
-    "fp8": "peak_fp8_tflops",
-    "int8": "peak_int8_tops",
-}
 TOLERANCE = 0.03
 """A derived peak agrees with a published one within 3 %."""
 

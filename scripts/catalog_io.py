@@ -8,6 +8,17 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+PEAK_FIELDS = {
+    "fp32": "peak_fp32_tflops",
+    "tf32": "peak_tf32_tflops",
+    "bf16": "peak_bf16_tflops",
+    "fp16": "peak_fp16_tflops",
+    "fp16_acc16": "peak_fp16_acc16_tflops",
+    "fp8": "peak_fp8_tflops",
+    "int8": "peak_int8_tops",
+}
+"""A rule's precision -> the catalog field its derived peak goes in (TFLOP/s; int8: TOP/s)."""
+
 
 def csv_rows(path: Path) -> list[dict[str, str]]:
     with path.open(encoding="utf-8-sig", newline="") as handle:

@@ -27,12 +27,10 @@ def profile_onnx(
     workload to put in a recommendation or prediction request."""
     from app.perfmodel import onnx_profile
 
-    dims: dict[str, int] = {}
-    for item in dim or []:
-        key, _, value = item.partition("=")
-        if not key or not value.isdigit() or int(value) < 1:
-            raise typer.BadParameter(f"{item!r} is not NAME=SIZE, e.g. sequence=128", param_hint="--dim")
-        dims[key] = int(value)
+    try:
+        dims = onnx_profile.parse_dims(dim or [])
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc), param_hint="--dim") from exc
     workload = name or _name(file)
     found = onnx_profile.profile(file.read_bytes(), precision, name=workload, dims=dims)
     read = found.read()

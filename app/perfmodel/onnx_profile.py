@@ -23,7 +23,7 @@ An op type not listed is counted as data movement with its bytes only, and named
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import onnx
@@ -258,6 +258,20 @@ class OnnxProfile:
             )
         except ValueError as exc:  # pydantic's bounds: a graph far beyond any real model
             raise InvalidInput(f"the profile is outside a custom workload's bounds: {exc}") from exc
+
+
+MAX_DIM = 1_000_000
+
+
+def parse_dims(given: Iterable[str]) -> dict[str, int]:
+    """NAME=SIZE items (the API's and the CLI's --dim) as sizes for the graph's symbolic dimensions."""
+    dims: dict[str, int] = {}
+    for item in given:
+        key, _, value = item.partition("=")
+        if not key or not value.isdigit() or not 1 <= int(value) <= MAX_DIM:
+            raise InvalidInput(f"dim {item!r} is not NAME=SIZE with SIZE from 1 to 1,000,000", hint="e.g. sequence=128")
+        dims[key] = int(value)
+    return dims
 
 
 def profile(

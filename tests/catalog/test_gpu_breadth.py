@@ -17,15 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CURATED = ROOT / "app" / "catalog" / "curated"
 DATASETS = next((p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), None)
 needs_datasets = pytest.mark.skipif(DATASETS is None, reason="../shared/datasets is absent")
-PEAKS = {
-    "fp32": "peak_fp32_tflops",
-    "tf32": "peak_tf32_tflops",
-    "bf16": "peak_bf16_tflops",
-    "fp16": "peak_fp16_tflops",
-    "fp16_acc16": "peak_fp16_acc16_tflops",
-    "fp8": "peak_fp8_tflops",
-    "int8": "peak_int8_tops",
-}
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -36,14 +27,14 @@ def _csv(path: Path) -> list[dict[str, str]]:
 def _missing_peaks(catalog_id: str) -> list[str]:
     """The peaks the entry's architecture rule has a rate for but the entry lacks."""
     sys.path.insert(0, str(ROOT / "scripts"))
-    from catalog_io import toml
+    from catalog_io import PEAK_FIELDS, toml
 
     entry = catalog.get(catalog_id)
     rules = {a["id"]: a for a in toml(CURATED / "architectures.toml")["arch"]}
     used = {m.group(1) for s in entry.sources.values() if (m := re.search(r"derived: ([a-z0-9-]+)[ ;(]", s))}
     assert len(used & set(rules)) == 1, f"{catalog_id}: derived by {used}"
     rates = rules[(used & set(rules)).pop()]["rates"]
-    return [PEAKS[p] for p in rates if getattr(entry, PEAKS[p]) is None]
+    return [PEAK_FIELDS[p] for p in rates if getattr(entry, PEAK_FIELDS[p]) is None]
 
 
 @needs_datasets

@@ -74,7 +74,7 @@ class Evidence:
 
     def ran(self, hardware: Hardware, config: Config) -> bool:
         """Whether the hardware itself measured this config's runtime and precision (at any batch)."""
-        return (self._owner(hardware) or "", config.source, config.runtime, config.precision) in self.curves
+        return bool(self.curve(hardware, config.source, config.runtime, config.precision))
 
     def measured_on(self, hardware: Hardware) -> bool:
         return hardware.key in self.measured_keys

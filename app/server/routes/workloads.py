@@ -48,16 +48,6 @@ async def post_onnx_profile(
     data = await request.body()
     if not data:
         raise InvalidInput("the body is empty", hint="send the .onnx file's bytes as application/octet-stream")
-    dims = _dims(dim or [])
+    dims = onnx_profile.parse_dims(dim or [])
     found = await run_in_threadpool(onnx_profile.profile, data, precision, name=name, dims=dims)
     return found.read()
-
-
-def _dims(given: list[str]) -> dict[str, int]:
-    dims: dict[str, int] = {}
-    for item in given:
-        key, _, value = item.partition("=")
-        if not key or not value.isdigit() or not 1 <= int(value) <= 1_000_000:
-            raise InvalidInput(f"dim {item!r} is not NAME=SIZE with SIZE from 1 to 1,000,000", hint="e.g. sequence=128")
-        dims[key] = int(value)
-    return dims
