@@ -110,3 +110,20 @@ def test_catalog_show_gives_each_figure_its_source_and_says_why_one_is_missing(r
     assert "nvlink_gb_s: -  [none: " in shown.stdout
     answer = json.loads(run("catalog", "show", "h100-sxm5-80gb", "--json").stdout)
     assert (answer["nvlink_gb_s"], answer["form_factor"], answer["power_limit_min_w"]) == (900, "sxm", 200)
+
+
+def test_catalog_commands_work_on_a_fresh_machine_before_any_server_ran(tmp_path: Path) -> None:
+    """No database yet: the embedded SQLite file is created at the current schema, not reported lost."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HWADVISOR_")}
+    env["HWADVISOR_DATA_DIR"] = str(tmp_path / "fresh")
+    shown = subprocess.run(
+        [sys.executable, "-m", "app", "catalog", "show", "h100-sxm5-80gb"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "memory_bandwidth_gb_s: 3350" in shown.stdout or "memory_bandwidth_gb_s: 3360" in shown.stdout
+    assert (tmp_path / "fresh" / "hwadvisor.db").is_file()

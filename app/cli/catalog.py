@@ -7,7 +7,7 @@ from typing import Annotated, Literal, cast
 import typer
 
 from app.catalog.listing import MAX_PAGE, CatalogPage
-from app.cli.common import database_url
+from app.cli.common import database
 
 group = typer.Typer(no_args_is_help=True, help="The hardware catalog: specs, prices, the lab's overrides.")
 
@@ -30,7 +30,6 @@ def list_(
     GET /api/v1/catalog; every price says how it is known (a dated quote, the lab's, a release price)."""
     from app.catalog.listing import CatalogFilter, year_range
     from app.db import catalog
-    from app.db.engine import Database
 
     if kind not in (None, "gpu", "cpu"):
         raise typer.BadParameter("kind is gpu or cpu", param_hint="--kind")
@@ -45,7 +44,7 @@ def list_(
         min_memory_gb=min_memory,
         q=search,
     )
-    with Database(database_url()).reading() as session:
+    with database().reading() as session:
         found = catalog.page(session, where, limit=limit, offset=(page - 1) * limit)
     if as_json:
         typer.echo(found.model_dump_json(indent=1))
@@ -97,13 +96,12 @@ def set_(
     """Override fields of an entry (your own price quote), or add an entry (kind=, vendor=, name= needed)."""
     from app.contracts import CatalogPatch
     from app.db import catalog
-    from app.db.engine import Database
 
     values = dict(f.split("=", 1) for f in field if "=" in f)
     if len(values) != len(field):
         raise typer.BadParameter("give each field as FIELD=VALUE")
     patch = CatalogPatch.model_validate(values, strict=False)
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         entry = catalog.apply(session, catalog_id, patch)
     typer.echo(entry.model_dump_json(indent=1))
 
@@ -118,11 +116,10 @@ def match(
 ) -> None:
     """What a device name matches in the catalog (the lab's aliases included), and why."""
     from app.db import catalog
-    from app.db.engine import Database
 
     if kind not in (None, "gpu", "cpu"):
         raise typer.BadParameter("kind is gpu or cpu")
-    with Database(database_url()).reading() as session:
+    with database().reading() as session:
         found = catalog.match(session, name, kind)  # type: ignore[arg-type]
     if as_json:
         typer.echo(found.model_dump_json(indent=1))
@@ -139,9 +136,8 @@ def show(
     its source, and why a figure is missing where a source says so."""
     from app.catalog.listing import read
     from app.db import catalog
-    from app.db.engine import Database
 
-    with Database(database_url()).reading() as session:
+    with database().reading() as session:
         entry = read(catalog.entry(session, catalog_id))
     if as_json:
         typer.echo(entry.model_dump_json(indent=1))

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy.engine import make_url
 
 from app.config import get_settings
 
+if TYPE_CHECKING:
+    from app.db.engine import Database
+
 
 def database_url() -> str:
     return get_settings().resolved_database_url
+
+
+def database() -> Database:
+    """The configured database with its schema brought to the current version first: a command run
+    on a fresh machine (no server started yet) creates the SQLite file instead of failing on it."""
+    from app.db.engine import Database
+    from app.db.migrate import upgrade
+
+    url = database_url()
+    upgrade(url)
+    return Database(url)
 
 
 def shown_url(url: str) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import database_url, shown_url
+from app.cli.common import database, database_url, shown_url
 
 group = typer.Typer(no_args_is_help=True, help="Database schema and data.")
 
@@ -34,9 +34,8 @@ def downgrade(revision: Annotated[str, typer.Argument(help="Target revision; 'ba
 def export(path: Annotated[Path, typer.Argument(help="JSON Lines file to write.")]) -> None:
     """Write every row of the database to a JSON Lines file."""
     from app.db.dump import export_file
-    from app.db.engine import Database
 
-    counts = export_file(Database(database_url()), path)
+    counts = export_file(database(), path)
     typer.echo(f"exported {sum(counts.values())} rows from {shown_url(database_url())} to {path}")
 
 
@@ -44,9 +43,8 @@ def export(path: Annotated[Path, typer.Argument(help="JSON Lines file to write."
 def import_(path: Annotated[Path, typer.Argument(help="A file made by `hwadvisor db export`.")]) -> None:
     """Load an export into this (empty, migrated) database, e.g. to move from SQLite to PostgreSQL."""
     from app.db.dump import import_file
-    from app.db.engine import Database
 
-    counts = import_file(Database(database_url()), path)
+    counts = import_file(database(), path)
     typer.echo(f"imported {sum(counts.values())} rows into {shown_url(database_url())}")
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import database_url
+from app.cli.common import database
 from app.errors import InvalidInput
 
 
@@ -18,13 +18,9 @@ def import_public(
     """Import published results (a CSV) as their own source, apart from the lab's measurements."""
     from app.catalog.published import parse_csv
     from app.db import catalog
-    from app.db.engine import Database
-    from app.db.migrate import upgrade
 
     rows = parse_csv(_text(path), source=source)
-    url = database_url()
-    upgrade(url)
-    with Database(url).writing() as session:
+    with database().writing() as session:
         count = catalog.store_public(session, rows)
     typer.echo(f"imported {count} results from {path} ({', '.join(sorted({r.source for r in rows}))})")
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import database_url
+from app.cli.common import database
 from app.errors import HwadvisorError
 
 group = typer.Typer(no_args_is_help=True, help="Benchmark jobs for the lab's agents.")
@@ -24,7 +24,6 @@ def create(
     """Queue a suite for a machine, or for the first free machine whose labels match."""
     from app.contracts import JobCreate
     from app.db import jobs
-    from app.db.engine import Database
 
     selector = dict(item.split("=", 1) for item in (select or []) if "=" in item)
     if select and len(selector) != len(select):
@@ -37,7 +36,7 @@ def create(
         selector=selector,
         max_attempts=max_attempts,
     )
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         job = jobs.to_job(jobs.create(session, body))
     typer.echo(f"queued job {job.id} ({job.suite})")
 
@@ -46,9 +45,8 @@ def create(
 def list_() -> None:
     """Jobs, newest first."""
     from app.db import jobs
-    from app.db.engine import Database
 
-    with Database(database_url()).reading() as session:
+    with database().reading() as session:
         for job in jobs.page(session, status=None, limit=1000, offset=0).items:
             target = str(job.machine_id) if job.machine_id else ",".join(f"{k}={v}" for k, v in job.selector.items())
             progress = f"{job.configs_done}/{job.configs_total or '?'}"
@@ -59,7 +57,6 @@ def list_() -> None:
 def cancel(job_id: uuid.UUID) -> None:
     """Cancel a queued or running job."""
     from app.db import jobs
-    from app.db.engine import Database
 
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         typer.echo(f"{job_id} is {jobs.cancel(session, job_id).status}")

@@ -9,7 +9,7 @@ from typing import Annotated, TypeVar
 import typer
 from pydantic import BaseModel
 
-from app.cli.common import database_url
+from app.cli.common import database
 from app.contracts import MachineStatus
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -21,9 +21,8 @@ group = typer.Typer(no_args_is_help=True, help="Machines enrolled with this serv
 def list_(status: MachineStatus | None = None) -> None:
     """List machines with their status."""
     from app.db import machines, tokens
-    from app.db.engine import Database
 
-    with Database(database_url()).reading() as session:
+    with database().reading() as session:
         for m in machines.page(session, status=status, limit=10_000).items:
             seen = m.last_seen_at.isoformat(timespec="seconds") if m.last_seen_at else "never"
             awaiting = (
@@ -36,9 +35,8 @@ def list_(status: MachineStatus | None = None) -> None:
 def approve(machine_id: uuid.UUID) -> None:
     """Approve a pending machine, or the re-enrolment of one that awaits approval (its other tokens are revoked)."""
     from app.db import machines
-    from app.db.engine import Database
 
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         machine = machines.approve(session, machine_id)
         typer.echo(f"{machine.id} is {machine.status}")
 
@@ -47,9 +45,8 @@ def approve(machine_id: uuid.UUID) -> None:
 def unretire(machine_id: uuid.UUID) -> None:
     """Bring a retired machine back: it returns pending; enrol its agent again, then approve it."""
     from app.db import machines
-    from app.db.engine import Database
 
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         machine = machines.unretire(session, machine_id)
         typer.echo(f"{machine.id} is {machine.status}")
         if machine.status == MachineStatus.pending.value:
@@ -72,10 +69,9 @@ def set_catalog(
     who and when, when the machine reports its spec again, until `hwadvisor machines clear-catalog`."""
     from app.contracts import CatalogPinCreate
     from app.db import catalog_pins, machines
-    from app.db.engine import Database
 
     body = _validated(CatalogPinCreate, {"catalog_id": catalog_id, "device": device})
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         machine = machines.get(session, machine_id)
         for found in catalog_pins.pin(session, machine, body.catalog_id, body.device, by=_who()):
             typer.echo(f"{machine.id} {found.device}: {catalog_pins.note(found)}")
@@ -88,9 +84,8 @@ def clear_catalog(
 ) -> None:
     """Clear an admin's pin: the device's automatic catalog match holds again."""
     from app.db import catalog_pins, machines
-    from app.db.engine import Database
 
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         machine = machines.get(session, machine_id)
         for cleared in catalog_pins.unpin(session, machine, device):
             row = next((r for r in machine.devices if r.device_id == cleared), None)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import database_url
+from app.cli.common import database
 from app.contracts import Precision, Task
 from app.errors import NotFoundError
 
@@ -39,8 +39,6 @@ def recommend(
     from pydantic import ValidationError
 
     from app.contracts import WorkloadSpec
-    from app.db.engine import Database
-    from app.db.migrate import upgrade
     from app.recommender import recommend as ask
     from app.recommender.table import render
 
@@ -67,9 +65,7 @@ def recommend(
         )
     except ValidationError as exc:
         raise typer.BadParameter(str(exc.errors()[0]["msg"])) from exc
-    url = database_url()
-    upgrade(url)
-    with Database(url).reading() as session:
+    with database().reading() as session:
         _check_known(session, workload)
         answer = ask(session, spec)
     typer.echo(answer.model_dump_json(indent=1) if as_json else render(answer))

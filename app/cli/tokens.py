@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import database_url
+from app.cli.common import database
 from app.contracts import TokenKind
 from app.errors import HwadvisorError
 
@@ -43,7 +43,6 @@ def create(
 ) -> None:
     """Issue a token and print its secret once (on stdout; its limits go to stderr)."""
     from app.db import tokens
-    from app.db.engine import Database
 
     if kind not in (TokenKind.enrollment.value, TokenKind.readonly.value):
         raise HwadvisorError(f"cannot create a {kind!r} token", hint="choose enrollment or readonly")
@@ -52,7 +51,7 @@ def create(
     if kind == TokenKind.enrollment.value and not unlimited:
         max_uses = max_uses or ENROLLMENT_MAX_USES
         expires_in_hours = expires_in_hours or ENROLLMENT_EXPIRES_IN_HOURS
-    db = Database(database_url())
+    db = database()
     with db.writing() as session:
         row, secret = tokens.issue(
             session,
@@ -72,9 +71,8 @@ def create(
 def list_() -> None:
     """List tokens (never their secrets)."""
     from app.db import tokens
-    from app.db.engine import Database
 
-    with Database(database_url()).reading() as session:
+    with database().reading() as session:
         for row in tokens.list_tokens(session):
             typer.echo(f"{row.id}  {row.kind:<10} {_state(row):<8} {_uses(row):<10} {row.note}".rstrip())
 
@@ -83,9 +81,8 @@ def list_() -> None:
 def revoke(token_id: str) -> None:
     """Revoke a token by its id."""
     from app.db import tokens
-    from app.db.engine import Database
 
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         tokens.revoke(session, token_id)
     typer.echo(f"revoked {token_id}")
 
@@ -94,9 +91,8 @@ def revoke(token_id: str) -> None:
 def rotate_admin() -> None:
     """Revoke every stored admin token and print a new one."""
     from app.db import tokens
-    from app.db.engine import Database
 
-    with Database(database_url()).writing() as session:
+    with database().writing() as session:
         for row in tokens.list_tokens(session, kind=TokenKind.admin):
             tokens.revoke(session, row.id)
         _row, secret = tokens.issue(session, kind=TokenKind.admin, note="rotated")
