@@ -43,6 +43,7 @@ PRIORS: dict[str, dict[str, tuple[float, float]]] = {
         "dispatch_graph_s": (4e-6, 1.0),
         "step_s": (1e-4, 1.5),
         "flops_per_w": (2e12, 1.0),
+        "sm_hz_per_w": (1e9, 1.0),
     },
     "cpu": {
         "conv": (0.45, 0.7),
@@ -58,6 +59,7 @@ PRIORS: dict[str, dict[str, tuple[float, float]]] = {
         "dispatch_graph_s": (3e-6, 1.0),
         "step_s": (1e-4, 1.5),
         "flops_per_w": (1e12, 1.0),
+        "sm_hz_per_w": (1e9, 1.0),
     },
 }
 STACK_PRIOR_SPREAD = 1.0

@@ -33,6 +33,13 @@ ENERGY_WEIGHT = {
 the FP16 rate and INT8 at twice it, within the same power; FP32 runs on the vector units at a quarter."""
 
 
+VECTOR_FLOPS_PER_SM_CLOCK = 128.0
+"""The rate the model takes for a GPU's plain (non-tensor) kernels: FLOPs per SM per clock. Elementwise,
+normalisation and reduction kernels run at a rate set by how many SMs issue them and how fast, not by
+the FP32 lanes' peak: Hopper doubled the A100's 64 FP32 lanes per SM, and these kernels did not get
+twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reached against it."""
+
+
 def peak_field(precision: Precision) -> str:
     """The catalog field of a precision's math-unit peak (TFLOP/s; int8: TOP/s)."""
     return _PEAK_FIELD[precision]
@@ -48,7 +55,8 @@ class Device:
     matrix: float
     """FLOP/s of the units the precision's convolutions and GEMMs run on."""
     vector: float
-    """FLOP/s of plain FP32 vector math (elementwise, normalisation, reductions, optimiser)."""
+    """FLOP/s of plain vector math (elementwise, normalisation, reductions, optimiser): a CPU's FP32
+    peak; a GPU's SMs x clock x VECTOR_FLOPS_PER_SM_CLOCK where both are known."""
     bandwidth: float
     cache: float
     """Last-level on-chip cache in bytes (L2 of a GPU, L3 of a CPU); 0 when unknown."""
@@ -60,6 +68,8 @@ class Device:
     matrix_watts: float = float("inf")
     """The board power in FP16-equivalent watts (TDP / ENERGY_WEIGHT): what bounds the matrix units
     when the peak needs more energy than the board may draw."""
+    clock_hz: float = 0.0
+    """A GPU's boost clock, which its peaks are quoted at; 0 when unknown and for CPUs."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -80,15 +90,20 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
     assert hardware.peak_fp32_tflops and hardware.memory_bandwidth_gb_s
     cache_mb = hardware.l2_mb if hardware.kind == "gpu" else hardware.l3_mb
     units = hardware.sm_count if hardware.kind == "gpu" else hardware.cores
+    clock_hz = (hardware.boost_mhz or 0.0) * 1e6 if hardware.kind == "gpu" else 0.0
+    vector = hardware.peak_fp32_tflops * 1e12
+    if clock_hz and units:
+        vector = units * clock_hz * VECTOR_FLOPS_PER_SM_CLOCK
     return Device(
         id=hardware.id,
         name=hardware.name,
         kind=hardware.kind,
         matrix=float(getattr(hardware, peak_field(precision))) * 1e12,
-        vector=hardware.peak_fp32_tflops * 1e12,
+        vector=vector,
         bandwidth=hardware.memory_bandwidth_gb_s * 1e9,
         cache=(cache_mb or 0.0) * 1e6,
         units=units or 1.0,
+        clock_hz=clock_hz,
         tdp_w=hardware.tdp_w,
         limit_min_w=hardware.power_limit_min_w,
         limit_max_w=hardware.power_limit_max_w or hardware.tdp_w,

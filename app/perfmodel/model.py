@@ -63,6 +63,7 @@ PARAMETERS = (
     "dispatch_graph_s",
     "step_s",
     "flops_per_w",
+    "sm_hz_per_w",
 )
 GRAPH_RUNTIMES = frozenset({"onnxruntime-cpu", "onnxruntime-cuda", "openvino", "torch-compile", "tensorrt"})
 """Runtimes that run a whole graph from C++: no Python per operator."""
@@ -132,6 +133,18 @@ def _smooth_max(a: Array, b: Array, p: float) -> Array:
     return found
 
 
+def sustained_clock(params: Params, clock_hz: Array, unit_watts: Array) -> Array:
+    """The share of its boost clock a GPU holds under load: the board's power spread over its SMs
+    buys ``sm_hz_per_w`` hertz per watt per SM, up to the boost clock. A 300 W RTX 6000 Ada (142 SMs)
+    runs well below the boost clock its peaks are quoted at; a 450 W RTX 4090 (128 SMs) does not.
+    1 for a device whose clock is not known (CPUs: their peaks are at the base clock already)."""
+    known = clock_hz > 0
+    share: Array = np.where(
+        known, np.minimum(1.0, params["sm_hz_per_w"] * unit_watts / np.where(known, clock_hz, 1.0)), 1.0
+    )
+    return share
+
+
 def evaluate(
     params: Params,
     cols: Columns,
@@ -141,6 +154,8 @@ def evaluate(
     bandwidth: Array,
     cache: Array,
     units: Array,
+    clock_hz: Array,
+    unit_watts: Array,
     dispatch: Array,
     watts: Array,
 ) -> dict[str, Array]:
@@ -148,7 +163,9 @@ def evaluate(
     i = cols.case
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.minimum(1.0, np.array([params[c] for c in cols.op_class]))
-    matrix = np.minimum(matrix, params["flops_per_w"] * watts)  # no faster than the board's power allows
+    sustained = sustained_clock(params, clock_hz, unit_watts)
+    matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
+    vector = vector * sustained
     peak = np.where(cols.tensor, matrix[i], vector[i])
     compute = (cols.flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = cols.bytes / np.maximum(cols.kernels, 1.0)
@@ -193,6 +210,8 @@ def case(dev: Device, runtime: str, threads: int | None) -> dict[str, float]:
         "bandwidth": bandwidth,
         "cache": dev.cache,
         "units": min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units,
+        "clock_hz": dev.clock_hz,
+        "unit_watts": dev.tdp_w / dev.units if dev.tdp_w else float("inf"),
         "dispatch": 1.0 if dispatch_of(runtime) == "eager" else 0.0,
         "watts": dev.matrix_watts if dev.kind == "gpu" else float("inf"),
     }
