@@ -147,8 +147,9 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     feasible = np.flatnonzero((allowed & ~reasons) | capped_rows)
     scored = scores(spec, table, figures, feasible)
     order = _order(spec, scored, table.kind_order[feasible])
+    front = pareto_front(scored)
     candidates = [
-        _listed_candidate(spec, table, int(feasible[i]), bool(capped_rows[feasible[i]]), budget, rank, scored, i)
+        _listed_candidate(spec, table, int(feasible[i]), bool(capped_rows[feasible[i]]), budget, rank, bool(front[i]))
         for rank, i in enumerate(order[: spec.limit].tolist(), start=1)
     ]
     _note_unpriced(spec, table, feasible, notes)
@@ -258,8 +259,7 @@ def _listed_candidate(
     was_capped: bool,
     budget: float | None,
     rank: int,
-    scored: ScoredColumns,
-    at: int,
+    on_front: bool,
 ) -> Candidate:
     option = table.options[row]
     if was_capped:
@@ -268,17 +268,28 @@ def _listed_candidate(
         assert lower is not None
         option = option._replace(estimate=lower)
     price = table.prices[int(table.hardware_index[row])]
-    on_front = _on_front(scored, at)
     return _candidate(rank, option, _score(spec, option.estimate, price), price, spec, on_front)
 
 
-def _on_front(scored: ScoredColumns, at: int) -> bool:
-    """``pareto``'s answer for one feasible row: no other row at least as fast for at most the power
-    and strictly better in one of the two (unknown power counts as infinite)."""
+def pareto_front(scored: ScoredColumns) -> Bools:
+    """For every feasible row: True where no other row is at least as fast for at most the power and
+    strictly better in one of the two (unknown power counts as infinite; equal rows share their place).
+    In order of power, then fastest first, a row is dominated exactly when a row before its group of
+    equal rows is at least as fast."""
     throughput = scored.throughput
     power = np.where(np.isnan(scored.power_w), np.inf, scored.power_w)
-    t, p = throughput[at], power[at]
-    return not bool(np.any((power <= p) & (throughput >= t) & ((power != p) | (throughput != t))))
+    order = np.lexsort((-throughput, power))
+    t, p = throughput[order], power[order]
+    size = len(order)
+    if size == 0:
+        return np.zeros(0, dtype=np.bool_)
+    starts = np.ones(size, dtype=np.bool_)
+    starts[1:] = (t[1:] != t[:-1]) | (p[1:] != p[:-1])
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(size), 0))
+    fastest_before = np.concatenate(([-np.inf], np.maximum.accumulate(t)[:-1]))
+    front = np.empty(size, dtype=np.bool_)
+    front[order] = ~(fastest_before[group_start] >= t)
+    return front
 
 
 def _note_unpriced(spec: WorkloadSpec, table: Columns, feasible: Ints, notes: list[str]) -> None:
