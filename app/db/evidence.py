@@ -7,11 +7,12 @@ import uuid
 from collections.abc import Iterator
 from typing import NamedTuple, cast
 
-from sqlalchemy import select
+from sqlalchemy import String, func, select
+from sqlalchemy import cast as cast_
 from sqlalchemy.orm import Session
 
 from app.contracts import ResultStatus, Task
-from app.db.models import DeviceRow, Machine, ResultRow, Run
+from app.db.models import CatalogEntry, DeviceRow, Machine, PublicResultRow, ResultRow, Run
 
 
 class OwnedDevice(NamedTuple):
@@ -86,3 +87,37 @@ def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[La
     )
     # SQLAlchemy's rows already are named tuples of these columns: no copy per row
     return cast(Iterator[LabMeasurement], iter(rows))
+
+
+def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
+    """A fingerprint of everything a recommendation of ``workload`` reads from this database, cheap
+    enough to take on every ask (a few milliseconds for 1,000 machines): the database itself, the
+    fleet's devices (retirement, pins and re-registration change them in place, so they are read
+    whole), the workload's newest result (results are only ever added, and go only with their
+    machine), the lab's catalog entries, and the imported published results (deleted and re-imported
+    by source). ``workload`` None: no results (a custom workload reads none)."""
+    devices = session.execute(
+        select(
+            cast_(DeviceRow.machine_id, String),
+            Machine.hostname,
+            DeviceRow.device_id,
+            DeviceRow.kind,
+            DeviceRow.name,
+            DeviceRow.catalog_id,
+        )
+        .join(Machine, Machine.id == DeviceRow.machine_id)
+        .where(Machine.retired_at.is_(None))
+    ).all()
+    newest = None
+    if workload is not None:
+        newest = session.scalar(select(func.max(ResultRow.id)).where(ResultRow.workload == workload))
+    entries = session.execute(select(CatalogEntry.id, CatalogEntry.updated_at)).all()
+    p = PublicResultRow
+    public = session.execute(select(func.count(p.id), func.max(p.id), func.max(p.imported_at))).one()
+    return (
+        session.get_bind().engine.url.render_as_string(hide_password=True),
+        frozenset(tuple(row) for row in devices),
+        newest,
+        frozenset(tuple(row) for row in entries),
+        tuple(public),
+    )

@@ -21,8 +21,13 @@ from app.contracts import (
     workload_label,
 )
 from app.db import catalog as store
+from app.db import evidence as queries
 from app.errors import InvalidInput, NotFoundError
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.power import shipped as power_calibration
 from app.perfmodel.predict import why_not
+from app.perfmodel.profile import shipped as profiles
+from app.recommender.columns import Option, columns
 from app.recommender.estimators import Config, Evidence, estimate
 from app.recommender.evidence import (
     LAB,
@@ -35,7 +40,8 @@ from app.recommender.evidence import (
 )
 from app.recommender.guess import Guess
 from app.recommender.objectives import objective
-from app.recommender.ranking import Option, rank
+from app.recommender.options import Loaded, OptionTable, tables
+from app.recommender.ranking import rank
 from app.recommender.roofline import roofline_estimate
 from app.recommender.space import ConfigSpace, modelled_precisions
 
@@ -72,37 +78,56 @@ def recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
 
 def _recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
     objective(spec.objective)  # an unknown objective is refused before any work (422, listing them)
+    table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
+    c = spec.constraints
+    return rank(spec, table.columns, table.notes(c.precisions, c.runtimes))
+
+
+def _table_key(session: Session, spec: WorkloadSpec) -> tuple[object, ...]:
+    """What the ask's table depends on: the database's contents as far as an answer reads them, the
+    shipped calibration (the loaded objects themselves: a reload is a new key), and the ask's workload,
+    task, scope and batch (a custom workload: itself and the precisions asked for)."""
+    shipped = tuple(Loaded(thing) for thing in (calibration(), profiles(), power_calibration()))
+    asked: tuple[object, ...]
+    if spec.custom is not None:
+        asked = ("custom", spec.custom.model_dump_json(), spec.batch_size, tuple(spec.constraints.precisions or ()))
+        reads = queries.answer_inputs(session, None)
+    else:
+        asked = (spec.name, spec.task, spec.batch_size)
+        reads = queries.answer_inputs(session, spec.name)
+    return (reads, shipped, spec.scope, *asked)
+
+
+def _table(session: Session, spec: WorkloadSpec) -> OptionTable:
     catalog = store.entries(session)
     owned = owned_hardware(session, catalog)
     hardware = list(owned)
     if spec.scope is Scope.catalog:
         hardware += [catalog_hardware(entry) for entry in catalog.values()]
-    notes: list[str] = []
     if spec.custom is not None:
+        notes: list[str] = []
         options = _custom_options(spec, hardware, notes)
-    else:
-        options = _options(session, spec, hardware, catalog, notes)
-    return rank(spec, options, notes)
+        return OptionTable(columns(options), notes, {}, [])
+    return _options(session, spec, hardware, catalog)
 
 
 def _options(
-    session: Session,
-    spec: WorkloadSpec,
-    hardware: list[Hardware],
-    catalog: dict[str, CatalogHardware],
-    notes: list[str],
-) -> list[Option]:
+    session: Session, spec: WorkloadSpec, hardware: list[Hardware], catalog: dict[str, CatalogHardware]
+) -> OptionTable:
+    """Every hardware x config the lab, published results or the model can speak for, estimated (the
+    ask's precision and runtime filters are applied when it is ranked: the table serves every filter)."""
     name, task = spec.name, spec.task
     lab = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
     public = public_points(session, name, task, catalog) if spec.scope is Scope.catalog else []
     modelled = modelled_precisions(name, task)
+    notes: list[str] = []
     if not lab and not public and not modelled:
         notes.append(
             f"nothing has measured {spec.label} yet and it has no profile to model it from: schedule it on a lab "
             f"machine (hwadvisor jobs create --suite standard --machine <id>) or import published results "
             f"(hwadvisor import)"
         )
-        return []
+        return OptionTable(columns([]), notes, {}, [])
     if not lab and not public:
         notes.append(
             f"nothing has measured {spec.label} yet: every figure is modelled from its operator profile and the "
@@ -111,36 +136,30 @@ def _options(
     evidence = Evidence(lab + public, workload=name, task=task)
     space = ConfigSpace(spec, lab, public, modelled)
     options: list[Option] = []
-    unestimated = 0
+    unestimated: dict[tuple[str, Precision], int] = {}
     shared = _SharedByPart(spec.scope)
     for h in hardware:
         if h.spec is None and not evidence.measured_on(h):
             continue  # nothing measured it and no catalog entry to predict it from (a GPU box's CPU, say)
         speaks_for_part = shared.speaks_for_part(h)
         for config in space.configs(h):
-            if not _allowed(spec, config):
-                continue
             if not speaks_for_part and not evidence.ran(h, config):
                 continue  # the same figure as its part's, which one device (or the catalog entry) shows
             found = estimate(h, config, evidence)
             if found is None:
-                unestimated += 1
+                pair = (config.runtime, config.precision)
+                unestimated[pair] = unestimated.get(pair, 0) + 1
                 continue
             options.append(Option(h, config, found))
-    if unestimated:
-        notes.append(
-            f"{unestimated} hardware x config pairs had no measurement and nothing to predict them from "
-            "(no catalog entry, or no peak for that precision)"
-        )
-    notes.extend(shared.notes())
+    after = shared.notes()
     if public:
         sources = sorted({p.source for p in public})
-        notes.append(f"published results ({', '.join(sources)}) are shown with their source, apart from the lab's")
+        after.append(f"published results ({', '.join(sources)}) are shown with their source, apart from the lab's")
         if spec.batch_size is not None:
-            notes.append(
+            after.append(
                 "published results are at the batch sizes their sources used; leave batch free to see them all"
             )
-    return options
+    return OptionTable(columns(options), notes, unestimated, after)
 
 
 class _SharedByPart:
@@ -173,13 +192,6 @@ class _SharedByPart:
         ]
 
 
-def _allowed(spec: WorkloadSpec, config: Config) -> bool:
-    constraints = spec.constraints
-    if constraints.precisions is not None and config.precision not in constraints.precisions:
-        return False
-    return constraints.runtimes is None or config.runtime in constraints.runtimes
-
-
 def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[str]) -> list[Option]:
     assert spec.custom is not None
     given = (
@@ -192,9 +204,7 @@ def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[st
         f"on {given} and the catalog's specs, with the band an uncalibrated model earned out of sample"
     )
     precisions = spec.constraints.precisions or [Precision.fp32, Precision.tf32, Precision.bf16, Precision.fp16]
-    batch = spec.batch_size or 1
-    if spec.constraints.runtimes is not None and "any" not in spec.constraints.runtimes:
-        return []
+    batch = spec.batch_size or 1  # every row's runtime is "any": a runtimes filter without it keeps none
     options = []
     by_part: dict[tuple[str, Precision], Guess | None] = {}  # every device of a part gets the same figure
     for h in hardware:

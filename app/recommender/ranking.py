@@ -4,32 +4,24 @@ objective, the Pareto front of throughput vs power marked; only what is listed b
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from app.catalog.price import price_of
-from app.contracts import Candidate, EstimateKind, Price, ReasonCode, Recommendation, Rejection, WorkloadSpec
+import numpy as np
+import numpy.typing as npt
+
+from app.contracts import Candidate, Price, ReasonCode, Recommendation, Rejection, WorkloadSpec
+from app.perfmodel import power as power_model
 from app.recommender import reasons as words
-from app.recommender.estimators import Config
-from app.recommender.evidence import Hardware
+from app.recommender.columns import Columns, Floats, Ints, Option
 from app.recommender.guess import Guess
-from app.recommender.objectives import Scored, objective, pareto
+from app.recommender.objectives import MISSING, Scored, objective
 from app.recommender.power import capped
 from app.recommender.reasons import Why, why
 
-POWER_CODES = frozenset({ReasonCode.over_power_budget, ReasonCode.over_system_power_budget})
-"""Rejections a power cap may cure: over a budget, with the power known."""
-KIND_ORDER = {EstimateKind.measured: 2, EstimateKind.interpolated: 1, EstimateKind.predicted: 0}
+Bools = npt.NDArray[np.bool_]
 SECONDS_PER_YEAR = 365.25 * 86400
 MAX_REJECTED = 200
 COST_OBJECTIVE = "cost_per_million_samples"
-
-
-class Option(NamedTuple):
-    """One hardware x config with its estimate (a tuple: there are tens of thousands per answer)."""
-
-    hardware: Hardware
-    config: Config
-    estimate: Guess
 
 
 def _limits(spec: WorkloadSpec) -> float | None:
@@ -122,19 +114,6 @@ def _unpriced(option: Option) -> Why:
     return why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id)
 
 
-class Prices:
-    """Each hardware's price by the catalog's one rule (app/catalog/price.py), worked out once per
-    hardware however many configs it has; None where the catalog has no price, never a stand-in."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, Price | None] = {}
-
-    def __call__(self, hardware: Hardware) -> Price | None:
-        if hardware.key not in self._known:
-            self._known[hardware.key] = price_of(hardware.spec)
-        return self._known[hardware.key]
-
-
 def _score(spec: WorkloadSpec, e: Guess, price: Price | None) -> Scored:
     throughput = e.throughput_samples_per_s
     per_w = throughput / e.power_w if e.power_w else None
@@ -152,48 +131,173 @@ def _score(spec: WorkloadSpec, e: Guess, price: Price | None) -> Scored:
     )
 
 
-def rank(spec: WorkloadSpec, options: list[Option], notes: list[str]) -> Recommendation:
+def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation:
+    """The answer from the table's columns: constraints, power caps, scores and the objective's order
+    are array arithmetic over every row; only the listed candidates and rejections become models."""
+    c = spec.constraints
+    allowed = table.allowed(c.precisions, c.runtimes)
+    figures = Figures(table.throughput, table.power_w, table.latency_p99_ms, table.memory_gb)
+    reasons = rejected_by(spec, table, figures) & allowed
     budget = _limits(spec)
-    feasible: list[tuple[Option, Scored, Price | None]] = []
-    rejected: list[tuple[Option, list[Why]]] = []
-    price_of_hardware = Prices()
-    for option in options:
-        price = price_of_hardware(option.hardware)
-        reasons = _reasons(spec, option, price)
-        if reasons:
-            rejected.append((option, reasons))
-            power_only = all(r.code in POWER_CODES for r in reasons)
-            if budget is not None and power_only:
-                lower = capped(option.hardware, option.estimate, budget)
-                if lower is not None:
-                    option = option._replace(estimate=lower)
-                    if not _reasons(spec, option, price):
-                        feasible.append((option, _score(spec, option.estimate, price), price))
-            continue
-        feasible.append((option, _score(spec, option.estimate, price), price))
-    key = objective(spec.objective).key
-    feasible.sort(key=lambda item: (key(item[1]), KIND_ORDER[item[0].estimate.kind], item[1].throughput), reverse=True)
-    front = pareto([(s.throughput, s.power_w if s.power_w is not None else float("inf")) for _, s, _ in feasible])
+    capped_rows = np.zeros(len(table), dtype=np.bool_)
+    if budget is not None:
+        power_only = reasons & ~rejected_by(spec, table, figures, power=False)
+        figures, capped_rows = capped_figures(table, figures, budget, power_only)
+        capped_rows &= ~rejected_by(spec, table, figures)
+    feasible = np.flatnonzero((allowed & ~reasons) | capped_rows)
+    scored = scores(spec, table, figures, feasible)
+    order = _order(spec, scored, table.kind_order[feasible])
+    front = pareto_front(scored)
     candidates = [
-        _candidate(rank, option, scored, price, spec, on_front)
-        for rank, ((option, scored, price), on_front) in enumerate(zip(feasible, front, strict=True), start=1)
-        if rank <= spec.limit
+        _listed_candidate(spec, table, int(feasible[i]), bool(capped_rows[feasible[i]]), budget, rank, bool(front[i]))
+        for rank, i in enumerate(order[: spec.limit].tolist(), start=1)
     ]
-    _note_unpriced(spec, [(option, price) for option, _, price in feasible], notes)
+    _note_unpriced(spec, table, feasible, notes)
     if len(feasible) > spec.limit:
         notes.append(f"{len(feasible)} feasible candidates; the best {spec.limit} are listed (raise limit for more)")
-    rejected.sort(key=lambda r: r[0].estimate.throughput_samples_per_s, reverse=True)
-    if len(rejected) > MAX_REJECTED:
-        notes.append(f"{len(rejected)} candidates rejected; the {MAX_REJECTED} fastest are listed")
-    listed = [_rejection(option, reasons) for option, reasons in rejected[:MAX_REJECTED]]
+    out = np.flatnonzero(reasons)
+    out = out[np.argsort(-table.throughput[out], kind="stable")]
+    if len(out) > MAX_REJECTED:
+        notes.append(f"{len(out)} candidates rejected; the {MAX_REJECTED} fastest are listed")
+    listed = [_rejection(spec, table, int(i)) for i in out[:MAX_REJECTED].tolist()]
     return Recommendation(query=spec, candidates=candidates, rejected=listed, notes=notes)
 
 
-def _note_unpriced(spec: WorkloadSpec, ranked: list[tuple[Option, Price | None]], notes: list[str]) -> None:
+class Figures(NamedTuple):
+    """The estimate's figures of every row (NaN where unknown): as estimated, or as capped."""
+
+    throughput: Floats
+    power_w: Floats
+    latency_p99_ms: Floats
+    memory_gb: Floats
+
+
+def rejected_by(spec: WorkloadSpec, table: Columns, f: Figures, *, power: bool = True) -> Bools:
+    """Rows ``_reasons`` has a reason against (with ``power=False``: a reason other than over a power
+    budget, which a cap cannot cure). The same comparisons, on columns."""
+    c, n = spec.constraints, spec.constraints.device_count
+    known_power = ~np.isnan(f.power_w)
+    out = np.zeros(len(table), dtype=np.bool_)
+    if c.power_budget_w is not None or c.system_power_budget_w is not None:
+        out |= ~known_power
+        if power and c.power_budget_w is not None:
+            out |= known_power & (f.power_w > c.power_budget_w)
+        if power and c.system_power_budget_w is not None:
+            out |= known_power & (f.power_w * n > c.system_power_budget_w)
+    if c.latency_p99_slo_ms is not None:
+        out |= np.isnan(f.latency_p99_ms) | (f.latency_p99_ms > c.latency_p99_slo_ms)
+    if c.min_throughput_samples_per_s is not None:
+        out |= f.throughput * n < c.min_throughput_samples_per_s
+    out |= f.memory_gb > table.device_memory_gb  # NaN on either side: no reason
+    if c.max_price_usd is not None:
+        out |= np.isnan(table.price_usd) | (table.price_usd * n > c.max_price_usd)
+    return out
+
+
+def capped_figures(table: Columns, f: Figures, budget_w: float, rows: Bools) -> tuple[Figures, Bools]:
+    """The figures with the GPUs of ``rows`` capped at the budget where they can be (``capped`` in
+    app/recommender/power.py, on columns), and which rows were."""
+    can = rows & (table.cap_min_w <= budget_w) & (budget_w < f.power_w)
+    factor = np.ones(len(table))
+    exponent = power_model.shipped().cap.exponent
+    factor[can] = np.array([(budget_w / w) ** exponent for w in f.power_w[can].tolist()], dtype=np.float64)
+    latency = np.where((f.latency_p99_ms != 0) & ~np.isnan(f.latency_p99_ms), f.latency_p99_ms / factor, np.nan)
+    lowered = Figures(
+        np.where(can, f.throughput * factor, f.throughput),
+        np.where(can, budget_w, f.power_w),
+        np.where(can, latency, f.latency_p99_ms),
+        np.where(can, np.nan, f.memory_gb),
+    )
+    return lowered, can
+
+
+class ScoredColumns(NamedTuple):
+    """``Scored`` of many candidates: each field a column, NaN where the figure is unknown."""
+
+    throughput: Floats
+    system_throughput: Floats
+    latency_p99_ms: Floats
+    power_w: Floats
+    throughput_per_w: Floats
+    energy_per_sample_j: Floats
+    cost_per_million_usd: Floats
+
+
+def scores(spec: WorkloadSpec, table: Columns, f: Figures, rows: Ints) -> ScoredColumns:
+    """``_score`` of the given rows, with the same arithmetic in the same order."""
+    throughput, power = f.throughput[rows], f.power_w[rows]
+    price = table.price_usd[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_w = np.where((power != 0) & ~np.isnan(power), throughput / power, np.nan)
+        joules = power / throughput
+        per_second = (
+            price / (spec.amortisation_years * SECONDS_PER_YEAR) + power / 1000 / 3600 * spec.electricity_usd_per_kwh
+        )
+        cost = per_second * 1e6 / throughput
+    cost = np.where(np.isfinite(cost), cost, np.nan)
+    n = spec.constraints.device_count
+    return ScoredColumns(throughput, throughput * n, f.latency_p99_ms[rows], power, per_w, joules, cost)
+
+
+def _order(spec: WorkloadSpec, scored: ScoredColumns, kind_order: Ints) -> Ints:
+    """Best first by the objective's key, then measured before modelled, then throughput; ties keep
+    the table's order (as Python's stable sort with ``reverse=True`` does)."""
+    size = len(scored.throughput)
+    keys = []
+    # an objective's key is arithmetic on the figures: it takes the columns as it takes one candidate's
+    for k in objective(spec.objective).key(cast(Scored, scored)):
+        column = np.broadcast_to(np.asarray(k, dtype=np.float64), (size,))
+        keys.append(np.where(np.isnan(column), MISSING, column))
+    columns = [*keys, kind_order.astype(np.float64), scored.throughput]
+    return np.lexsort([-k for k in reversed(columns)])
+
+
+def _listed_candidate(
+    spec: WorkloadSpec,
+    table: Columns,
+    row: int,
+    was_capped: bool,
+    budget: float | None,
+    rank: int,
+    on_front: bool,
+) -> Candidate:
+    option = table.options[row]
+    if was_capped:
+        assert budget is not None
+        lower = capped(option.hardware, option.estimate, budget)
+        assert lower is not None
+        option = option._replace(estimate=lower)
+    price = table.prices[int(table.hardware_index[row])]
+    return _candidate(rank, option, _score(spec, option.estimate, price), price, spec, on_front)
+
+
+def pareto_front(scored: ScoredColumns) -> Bools:
+    """For every feasible row: True where no other row is at least as fast for at most the power and
+    strictly better in one of the two (unknown power counts as infinite; equal rows share their place).
+    In order of power, then fastest first, a row is dominated exactly when a row before its group of
+    equal rows is at least as fast."""
+    throughput = scored.throughput
+    power = np.where(np.isnan(scored.power_w), np.inf, scored.power_w)
+    order = np.lexsort((-throughput, power))
+    t, p = throughput[order], power[order]
+    size = len(order)
+    if size == 0:
+        return np.zeros(0, dtype=np.bool_)
+    starts = np.ones(size, dtype=np.bool_)
+    starts[1:] = (t[1:] != t[:-1]) | (p[1:] != p[:-1])
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(size), 0))
+    fastest_before = np.concatenate(([-np.inf], np.maximum.accumulate(t)[:-1]))
+    front = np.empty(size, dtype=np.bool_)
+    front[order] = ~(fastest_before[group_start] >= t)
+    return front
+
+
+def _note_unpriced(spec: WorkloadSpec, table: Columns, feasible: Ints, notes: list[str]) -> None:
     """Under a cost objective, say which hardware ranks last for want of a price."""
     if spec.objective != COST_OBJECTIVE:
         return
-    names = sorted({option.hardware.ref.name for option, price in ranked if price is None})
+    parts = np.unique(table.hardware_index[feasible])
+    names = sorted({table.hardware[i].ref.name for i in parts.tolist() if table.prices[i] is None})
     if names:
         shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
         notes.append(
@@ -215,7 +319,9 @@ def _listed(option: Option) -> dict[str, Any]:
     }
 
 
-def _rejection(option: Option, reasons: list[Why]) -> Rejection:
+def _rejection(spec: WorkloadSpec, table: Columns, row: int) -> Rejection:
+    option = table.options[row]
+    reasons = _reasons(spec, option, table.prices[int(table.hardware_index[row])])
     return Rejection(**_listed(option), reasons=[words.to_reason(r) for r in reasons])
 
 

@@ -1,8 +1,10 @@
 """What the recommender ranks by: one module per objective, each an ``Objective`` registered with
 ``@objectives.register``; adding an objective is adding one module here. Higher keys rank first.
 
-``Scored`` holds the figures every objective may rank by; ``pareto`` marks the front of throughput
-vs power, whatever the objective.
+``Scored`` holds the figures every objective may rank by. Ranking calls ``key`` once, with columns:
+each field a numpy array over every feasible candidate, NaN where a figure is unknown (None for one
+candidate). A key written with arithmetic and ``smaller_is_better`` works on both; a NaN in a key
+ranks last, as ``MISSING`` does.
 """
 
 from __future__ import annotations
@@ -50,16 +52,3 @@ def objective(name: str) -> type[Objective]:
     if name not in objectives:
         raise InvalidInput(f"unknown objective {name!r}", hint=f"available: {', '.join(objectives.names())}")
     return objectives.get(name)
-
-
-def pareto(points: list[tuple[float, float]]) -> list[bool]:
-    """For (throughput, power) pairs: True where no other pair is at least as fast for at most the
-    power and strictly better in one of the two (equal pairs share their place)."""
-    order = sorted(range(len(points)), key=lambda i: (points[i][1], -points[i][0]))
-    front = [False] * len(points)
-    best: tuple[float, float] | None = None
-    for i in order:
-        if best is None or points[i][0] > best[0] or points[i] == best:
-            front[i] = True
-            best = points[i]
-    return front

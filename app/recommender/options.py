@@ -1,0 +1,92 @@
+"""An ask's options before its constraints and objective: every hardware x config estimated, with the
+notes that go with them. Building them is the costly step (tens of thousands of estimates over the
+whole catalog); they depend only on the workload, task, scope and batch (or the custom workload) and
+on what the answer reads (the database's fleet, results and catalog, the shipped calibration), so
+they are kept per process and reused until any of those changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from app.contracts import Precision
+from app.recommender.columns import Columns
+
+CACHE_SIZE = 16
+"""Tables kept (each a few tens of MB over the whole catalog); the least recently used goes first."""
+
+
+@dataclass(frozen=True, slots=True)
+class OptionTable:
+    columns: Columns
+    notes_before: list[str]
+    """Notes said before the count of pairs nothing could estimate."""
+    unestimated: dict[tuple[str, Precision], int]
+    """Hardware x config pairs nothing could estimate, by runtime and precision (the ask's filters pick)."""
+    notes_after: list[str]
+
+    def notes(self, precisions: list[Precision] | None, runtimes: list[str] | None) -> list[str]:
+        """The table's notes for an ask with these filters."""
+        unestimated = sum(
+            n
+            for (runtime, precision), n in self.unestimated.items()
+            if (precisions is None or precision in precisions) and (runtimes is None or runtime in runtimes)
+        )
+        middle = (
+            [
+                f"{unestimated} hardware x config pairs had no measurement and nothing to predict them from "
+                "(no catalog entry, or no peak for that precision)"
+            ]
+            if unestimated
+            else []
+        )
+        return [*self.notes_before, *middle, *self.notes_after]
+
+
+class Loaded:
+    """An object in a key by its identity (the shipped calibration as loaded: reloading it makes a
+    new key). Holding it keeps its id from being reused while the key is kept."""
+
+    __slots__ = ("thing",)
+
+    def __init__(self, thing: object) -> None:
+        self.thing = thing
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Loaded) and other.thing is self.thing
+
+    def __hash__(self) -> int:
+        return id(self.thing)
+
+
+class TableCache:
+    """Tables by key, the ``CACHE_SIZE`` most recently used. A key holds everything a table depends
+    on, so a stale table is never found: it is just not asked for again, and ages out."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._tables: OrderedDict[Hashable, OptionTable] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], OptionTable]) -> OptionTable:
+        with self._lock:
+            found = self._tables.get(key)
+            if found is not None:
+                self._tables.move_to_end(key)
+                return found
+        table = build()  # outside the lock: two first asks may both build; either table is right
+        with self._lock:
+            self._tables[key] = table
+            while len(self._tables) > self.size:
+                self._tables.popitem(last=False)
+        return table
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+
+
+tables = TableCache()
