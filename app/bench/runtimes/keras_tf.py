@@ -80,7 +80,10 @@ class KerasEager(Runtime):
             def forward() -> Any:
                 with tf.GradientTape() as tape:
                     loss = loss_of(target, model(x, training=True))
-                optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+                grads = tape.gradient(loss, model.trainable_variables)
+                # As torch's SGD skips a parameter without a gradient (BERT's pooler, unread by the span head).
+                pairs = [(g, v) for g, v in zip(grads, model.trainable_variables, strict=True) if g is not None]
+                optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
                 return loss
 
         else:
