@@ -1,0 +1,122 @@
+"""LiteRT really runs the project's Keras models converted to .tflite, in fp32, fp16 (float16 weights)
+and int8 (full-integer), at tiny sizes; a converter crash is one config's error; the rest say why."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from app.bench.config import BenchConfig
+from app.bench.runner import run_config
+from app.bench.runtimes import runtimes
+from app.bench.workloads import workloads
+from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
+from app.probes import probe_machine
+
+pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is not installed (pip install -e '.[litert]')")
+pytest.importorskip("tensorflow", reason="tensorflow is not installed: LiteRT's models are converted with it")
+
+TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
+THREADS = 2
+
+
+@functools.cache
+def machine() -> MachineSpec:
+    return probe_machine()
+
+
+def run(workload: str, precision: Precision, batch: int = 2) -> np.ndarray:
+    import torch
+
+    torch.manual_seed(0)
+    config = BenchConfig(workload, Task.infer, "litert", "cpu", precision, batch, THREADS)
+    assert runtimes.get("litert")().unsupported(config, machine()) is None
+    prepared = runtimes.get("litert")().prepare(config, workloads.get(workload)(), "tiny")
+    try:
+        outputs = prepared.step()
+        assert isinstance(outputs, list) and len(outputs) == 1
+        return np.array(outputs[0], copy=True)
+    finally:
+        prepared.close()
+
+
+@pytest.fixture(scope="module")
+def mobilenet_outputs() -> dict[Precision, np.ndarray]:
+    return {precision: run("mobilenet_v2", precision) for precision in (Precision.fp32, Precision.fp16, Precision.int8)}
+
+
+@pytest.mark.parametrize("precision", [Precision.fp32, Precision.fp16, Precision.int8])
+def test_each_precision_runs_with_the_torch_models_output_shape(
+    precision: Precision, mobilenet_outputs: dict[Precision, np.ndarray]
+) -> None:
+    import torch
+
+    workload = workloads.get("mobilenet_v2")()
+    with torch.inference_mode():
+        expected = workload.make("tiny").eval()(*workload.inputs(2, "tiny")).shape
+    output = mobilenet_outputs[precision]
+    assert output.shape == tuple(expected) == (2, 1000)
+    assert output.dtype == np.float32 and np.isfinite(output).all()
+    # The same random weights, quantised: the scores agree with fp32's roughly, not to the digit.
+    assert np.corrcoef(output.ravel(), mobilenet_outputs[Precision.fp32].ravel())[0, 1] > 0.9
+    assert output.std() > 0.01  # not the constant a collapsed signal would give
+
+
+def test_quantised_models_store_narrower_weights(mobilenet_outputs: dict[Precision, np.ndarray]) -> None:
+    from ai_edge_litert.interpreter import Interpreter
+
+    from app.bench.litert_export import model_path
+
+    paths = {p: model_path(workloads.get("mobilenet_v2")(), "tiny", p.value, 2) for p in mobilenet_outputs}
+    sizes = {p: path.stat().st_size for p, path in paths.items()}
+    assert sizes[Precision.fp16] < 0.6 * sizes[Precision.fp32] and sizes[Precision.int8] < 0.35 * sizes[Precision.fp32]
+    tensor_types = {
+        p: {t["dtype"] for t in Interpreter(model_path=str(path)).get_tensor_details()} for p, path in paths.items()
+    }
+    assert np.int8 in tensor_types[Precision.int8] and np.int8 not in tensor_types[Precision.fp32]
+    assert np.float16 in tensor_types[Precision.fp16]
+
+
+def test_the_lstm_runs_at_its_fixed_batch_through_the_harness() -> None:
+    config = BenchConfig("lstm", Task.infer, "litert", "cpu", Precision.fp32, 3, THREADS)
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.iterations == 2 and result.threads == THREADS
+    assert result.throughput_samples_per_s and result.throughput_samples_per_s > 0
+    assert run("lstm", Precision.fp32, batch=3).shape == (3, workloads.get("lstm")().tiny_sequence, 10_000)
+
+
+def test_a_converter_crash_is_an_error_not_the_end_of_the_process() -> None:
+    """The int8 calibrator segfaults on the Keras LSTM: the child dies, the bench process does not."""
+    from app.bench.litert_export import model_path
+
+    with pytest.raises(RuntimeError, match="converting lstm to LiteRT int8 failed"):
+        model_path(workloads.get("lstm")(), "tiny", "int8", 2)
+
+
+@pytest.mark.parametrize(
+    ("workload", "task", "device", "precision", "words"),
+    [
+        ("resnet50", Task.train, "cpu", Precision.fp32, "inference only"),
+        ("resnet50", Task.infer, "cpu", Precision.bf16, "bf16 is not offered"),
+        ("resnet50", Task.infer, "cuda:0", Precision.fp32, "CPU only"),
+        ("alexnet", Task.infer, "cpu", Precision.fp32, "no Keras definition"),
+        ("lstm", Task.infer, "cpu", Precision.int8, "crashes"),
+    ],
+)
+def test_what_it_cannot_run_is_unsupported_with_why(
+    workload: str, task: Task, device: str, precision: Precision, words: str
+) -> None:
+    result = run_config(BenchConfig(workload, task, "litert", device, precision, 1), machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.unsupported
+    assert words in (result.reason or "")
+
+
+def test_version_is_reported() -> None:
+    import importlib.metadata
+
+    runtime = runtimes.get("litert")
+    assert runtime.version() == importlib.metadata.version("ai-edge-litert")
+    assert set(runtime.software()) >= {"ai-edge-litert", "tensorflow-cpu", "keras"}
