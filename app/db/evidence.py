@@ -7,8 +7,7 @@ import uuid
 from collections.abc import Iterator
 from typing import NamedTuple, cast
 
-from sqlalchemy import String, func, select
-from sqlalchemy import cast as cast_
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.contracts import ResultStatus, Task
@@ -96,18 +95,6 @@ def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
     whole), the workload's newest result (results are only ever added, and go only with their
     machine), the lab's catalog entries, and the imported published results (deleted and re-imported
     by source). ``workload`` None: no results (a custom workload reads none)."""
-    devices = session.execute(
-        select(
-            cast_(DeviceRow.machine_id, String),
-            Machine.hostname,
-            DeviceRow.device_id,
-            DeviceRow.kind,
-            DeviceRow.name,
-            DeviceRow.catalog_id,
-        )
-        .join(Machine, Machine.id == DeviceRow.machine_id)
-        .where(Machine.retired_at.is_(None))
-    ).all()
     newest = None
     if workload is not None:
         newest = session.scalar(select(func.max(ResultRow.id)).where(ResultRow.workload == workload))
@@ -116,7 +103,7 @@ def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
     public = session.execute(select(func.count(p.id), func.max(p.id), func.max(p.imported_at))).one()
     return (
         session.get_bind().engine.url.render_as_string(hide_password=True),
-        frozenset(tuple(row) for row in devices),
+        frozenset(owned_devices(session)),
         newest,
         frozenset(tuple(row) for row in entries),
         tuple(public),
