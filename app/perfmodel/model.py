@@ -11,10 +11,9 @@ at batch ``n``, with F its FLOPs, Q its bytes and K its kernels::
 ``peak`` is the matrix-unit peak of the precision for convolutions, GEMMs, attention and recurrent
 cells, and the plain vector rate for everything else (a GPU's SMs x clock, app/perfmodel/device.py);
 on a GPU both are scaled by the share of its boost clock its power per SM sustains (``sustained_clock``).
-``half_work`` is the work per unit (SM or
-core) at which a kernel reaches half its efficiency: a batch-1 convolution cannot fill 132 SMs. The
-cache term lets a kernel whose working set fits the last-level cache run faster than DRAM allows
-(the RTX 4090's 72 MB L2).
+``half_work`` is the work per unit (SM or core) at which a kernel reaches half its efficiency: a
+batch-1 convolution cannot fill 132 SMs. The cache term lets a kernel whose working set fits the
+last-level cache run faster than DRAM allows (the RTX 4090's 72 MB L2).
 
 The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
