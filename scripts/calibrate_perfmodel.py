@@ -44,6 +44,7 @@ def observations(kind: str) -> list[Observation]:
 def calibrate() -> dict[str, object]:
     params: dict[str, dict[str, float]] = {}
     stacks: dict[str, float] = {}
+    traffic: dict[str, float] = {}
     found_bands: dict[str, float] = {}
     counts: dict[str, int] = {}
     for kind in ("gpu", "cpu"):
@@ -54,6 +55,7 @@ def calibrate() -> dict[str, object]:
         fitted = fit(seen, kind)
         params[kind] = {p: _round(fitted.params[p]) for p in PARAMETERS}
         stacks.update({g: _round(v) for g, v in fitted.stacks.items()})
+        traffic.update({g: _round(v) for g, v in fitted.traffic.items()})
         held = leave_one_part_out(seen, kind)
         for name, errors in (
             (kind, [abs(math.log(h.predicted / h.observation.throughput)) for h in held]),
@@ -66,6 +68,7 @@ def calibrate() -> dict[str, object]:
         "generated_by": "scripts/calibrate_perfmodel.py",
         "params": params,
         "stacks": dict(sorted(stacks.items())),
+        "traffic": dict(sorted(traffic.items())),
         "bands": dict(sorted(found_bands.items())),
         "observations": counts,
     }

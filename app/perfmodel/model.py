@@ -15,6 +15,13 @@ on a GPU both are scaled by the share of its boost clock its power per SM sustai
 batch-1 convolution cannot fill 132 SMs. The cache term lets a kernel whose working set fits the
 last-level cache run faster than DRAM allows (the RTX 4090's 72 MB L2).
 
+A published stack's runs carry a *traffic factor* ``t`` (app/perfmodel/calibrate.py): every bucket's
+bytes and the FLOPs of its non-matrix buckets are multiplied by ``t``. NGC's containers (DALI, AMP
+with master weights and loss scaling, apex's fused kernels) do a different amount of elementwise work
+and memory traffic per sample than the eager profile counts; without this factor the device's own
+memory and vector efficiencies would absorb the difference, and eager predictions would inherit it.
+The lab's eager runs, and every prediction for them, have ``t = 1``.
+
 The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
 runtime's much smaller executor cost) plus ``step_s`` per step. A GPU overlaps the two (the host
@@ -159,19 +166,23 @@ def evaluate(
     unit_watts: Array,
     dispatch: Array,
     watts: Array,
+    traffic: Array,
 ) -> dict[str, Array]:
-    """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager."""
+    """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager;
+    ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled)."""
     i = cols.case
+    moved = cols.bytes * traffic[i]
+    flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.minimum(1.0, np.array([params[c] for c in cols.op_class]))
     sustained = sustained_clock(params, clock_hz, unit_watts)
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
     peak = np.where(cols.tensor, matrix[i], vector[i])
-    compute = (cols.flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
-    per_kernel = cols.bytes / np.maximum(cols.kernels, 1.0)
+    compute = (flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
+    per_kernel = moved / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
-    memory = cols.bytes / (min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
+    memory = moved / (min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
     bucket = _smooth_max(compute, memory, SHARPNESS)
     n = cols.cases
     kernels = np.bincount(i, cols.kernels, n)
@@ -185,9 +196,9 @@ def evaluate(
         "memory": np.bincount(i, memory, n),
         "device": device,
         "host": host,
-        "flops": np.bincount(i, cols.flops, n),
-        "matrix_flops": np.bincount(i, np.where(cols.tensor, cols.flops, 0.0), n),
-        "bytes": np.bincount(i, cols.bytes, n),
+        "flops": np.bincount(i, flops, n),
+        "matrix_flops": np.bincount(i, np.where(cols.tensor, flops, 0.0), n),
+        "bytes": np.bincount(i, moved, n),
     }
 
 
@@ -202,8 +213,8 @@ def scaled(dev: Device, threads: int | None) -> tuple[float, float, float]:
     return dev.matrix * share, dev.vector * share, dev.bandwidth * min(1.0, 4 * share)
 
 
-def case(dev: Device, runtime: str, threads: int | None) -> dict[str, float]:
-    """One case's device figures, as ``evaluate`` takes them (an array of these per case)."""
+def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0) -> dict[str, float]:
+    """One case's device figures and traffic factor, as ``evaluate`` takes them (an array of these per case)."""
     matrix, vector, bandwidth = scaled(dev, threads)
     return {
         "matrix": matrix,
@@ -215,16 +226,24 @@ def case(dev: Device, runtime: str, threads: int | None) -> dict[str, float]:
         "unit_watts": dev.tdp_w / dev.units if dev.tdp_w else float("inf"),
         "dispatch": 1.0 if dispatch_of(runtime) == "eager" else 0.0,
         "watts": dev.matrix_watts if dev.kind == "gpu" else float("inf"),
+        "traffic": traffic,
     }
 
 
 def step(
-    profile: Profile, dev: Device, batch: float, params: Params, *, runtime: str, threads: int | None = None
+    profile: Profile,
+    dev: Device,
+    batch: float,
+    params: Params,
+    *,
+    runtime: str,
+    threads: int | None = None,
+    traffic: float = 1.0,
 ) -> Breakdown:
-    """One step of ``profile`` at ``batch`` on ``dev``."""
+    """One step of ``profile`` at ``batch`` on ``dev`` (as a published stack does it, given its ``traffic``)."""
     flops, moved, kernels, tensor, classes = columns(profile, batch)
     cols = Columns(np.zeros(len(flops), dtype=np.int64), flops, moved, kernels, tensor, classes, 1)
-    figures = case(dev, runtime, threads)
+    figures = case(dev, runtime, threads, traffic)
     out = evaluate(params, cols, **{name: np.array([value]) for name, value in figures.items()})
     seconds = float(out["seconds"][0])
     compute, memory = float(out["compute"][0]), float(out["memory"][0])

@@ -2,7 +2,8 @@
 
 scripts/calibrate_perfmodel.py writes the file from the published results shipped with the
 package (and the lab results it is given); benchmarks/accuracy.py measures how good they are. The
-file holds, per kind of device, the model's parameters, each source's stack factor, and the bands
+file holds, per kind of device, the model's parameters, each source's stack factor, each source
+family's traffic factors, and the bands
 (absolute log errors at 90% coverage) that leave-one-part-out gave each kind of estimate.
 """
 
@@ -24,6 +25,9 @@ class Calibration(BaseModel):
     generated_by: str = "scripts/calibrate_perfmodel.py"
     params: dict[str, dict[str, float]] = Field(description="Per kind (gpu, cpu): parameter -> value.")
     stacks: dict[str, float] = Field(default_factory=dict, description="source/workload/task -> stack factor.")
+    traffic: dict[str, float] = Field(
+        default_factory=dict, description="source family/workload/task/precision -> traffic factor."
+    )
     bands: dict[str, float] = Field(
         default_factory=dict,
         description="Kind of estimate -> absolute log error at 90% coverage (leave one part out).",

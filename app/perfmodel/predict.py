@@ -76,15 +76,19 @@ def predict(
     *,
     runtime: str,
     threads: int | None = None,
+    traffic: float = 1.0,
 ) -> Prediction | None:
-    """The model's prediction, or None when ``why_not`` has a reason."""
-    key = (workload, task, precision, batch, runtime, threads, _key(hardware))
+    """The model's prediction, or None when ``why_not`` has a reason. ``traffic`` is a published
+    stack's traffic factor (app/perfmodel/model.py); 1 for the eager PyTorch the profiles count."""
+    key = (workload, task, precision, batch, runtime, threads, traffic, _key(hardware))
     if key in _CACHE:
         return _CACHE[key]
     profile = profile_of(workload, task, precision)
     dev = device(hardware, precision)
     found = (
-        None if profile is None or dev is None else _predict(profile, dev, batch, runtime, threads, hardware.memory_gb)
+        None
+        if profile is None or dev is None
+        else _predict(profile, dev, batch, runtime, threads, traffic, hardware.memory_gb)
     )
     if len(_CACHE) >= CACHE_SIZE:
         _CACHE.clear()
@@ -97,10 +101,16 @@ _CACHE: dict[tuple[object, ...], Prediction | None] = {}
 
 
 def _predict(
-    profile: Profile, dev: Device, batch: int, runtime: str, threads: int | None, memory_gb: float | None
+    profile: Profile,
+    dev: Device,
+    batch: int,
+    runtime: str,
+    threads: int | None,
+    traffic: float,
+    memory_gb: float | None,
 ) -> Prediction:
     params = calibration().of(dev.kind)
-    breakdown = step(profile, dev, batch, params, runtime=runtime, threads=threads)
+    breakdown = step(profile, dev, batch, params, runtime=runtime, threads=threads, traffic=traffic)
     needed = profile.memory.at(batch)
     fits = memory_gb is None or dev.kind == "cpu" or needed <= memory_gb * 1e9
     return Prediction(

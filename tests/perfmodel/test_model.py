@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.contracts import Precision, Task
 from app.perfmodel import bands
-from app.perfmodel.calibrate import PRIORS, Observation, fit, predict
+from app.perfmodel.calibrate import PRIORS, Observation, fit, predict, traffic_group
 from app.perfmodel.device import Device
 from app.perfmodel.model import PARAMETERS, Params, step
 from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
@@ -154,6 +154,40 @@ def test_a_stack_factor_is_learned_per_group() -> None:
         )
     fitted = fit(observations, "gpu")
     assert fitted.stacks["public:x/toy/infer"] == pytest.approx(2.0, rel=0.05)
+
+
+def test_a_traffic_factor_scales_memory_and_elementwise_work_but_not_the_matrix_units() -> None:
+    dev = gpu()
+    eager = step(profile(), dev, 256, PARAMS, runtime="torch-eager")
+    heavier = step(profile(), dev, 256, PARAMS, runtime="torch-eager", traffic=2.0)
+    assert heavier.bytes == pytest.approx(2 * eager.bytes)
+    assert heavier.memory_s == pytest.approx(2 * eager.memory_s, rel=0.05)  # the cache share moves a little
+    assert eager.seconds < heavier.seconds < 2 * eager.seconds  # the convolutions' FLOPs did not double
+    matrix_bound = profile(conv=4e11, moved=1e3, weights=1e3)
+    a = step(matrix_bound, dev, 256, PARAMS, runtime="torch-eager")
+    b = step(matrix_bound, dev, 256, PARAMS, runtime="torch-eager", traffic=2.0)
+    assert b.seconds < 1.2 * a.seconds
+
+
+def test_a_sources_yearly_reruns_share_one_traffic_factor() -> None:
+    assert traffic_group("public:lambda-2022/resnet50/train/fp16") == "public:lambda/resnet50/train/fp16"
+    assert traffic_group("public:openvino-2024.1/resnet50/infer/int8") == "public:openvino/resnet50/infer/int8"
+    rng = np.random.default_rng(3)
+    observations = []
+    for i in range(12):
+        matrix, bandwidth = float(rng.uniform(50e12, 1000e12)), float(rng.uniform(0.3e12, 4e12))
+        dev = Device(f"g{i}", f"G{i}", "gpu", matrix, 30e12, bandwidth, 40e6, 100, 300.0, None, None)
+        for batch in (8, 64, 256):  # the lab's eager runs pin the device parameters
+            eager = step(profile(), dev, batch, PARAMS, runtime="torch-eager").seconds
+            observations.append(Observation(profile(), batch, dev, batch / eager, "torch-eager", None, label=dev.id))
+        published = step(profile(), dev, 256, PARAMS, runtime="torch-eager", traffic=3.0).seconds
+        for year in ("2022", "2024"):
+            group = f"public:x-{year}/toy/infer/bf16"
+            observations.append(Observation(profile(), 256, dev, 256 / published, "ngc", group, label=dev.id))
+    fitted = fit(observations, "gpu")
+    assert list(fitted.traffic) == ["public:x/toy/infer/bf16"]
+    assert fitted.traffic["public:x/toy/infer/bf16"] == pytest.approx(3.0, rel=0.1)
+    assert fitted.stacks["public:x-2022/toy/infer/bf16"] == pytest.approx(1.0, rel=0.1)
 
 
 @settings(max_examples=30, deadline=None)

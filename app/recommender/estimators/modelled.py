@@ -7,7 +7,8 @@ devices of the same kind measured over what the model says for them (their measu
 ratio, the geometric mean over devices). With no lab measurement of that runtime and precision on
 that kind of device, the model stands alone (eager PyTorch) with the wider band that kind of
 estimate earned. A published source's configs carry that source's stack factor (NGC containers,
-DALI, fused optimisers). A config that does not fit in the part's memory is said so, not dropped.
+DALI, fused optimisers) and its traffic factor (the memory traffic and elementwise work its stack
+does per sample, relative to eager PyTorch). A config that does not fit in the part's memory is said so, not dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
 from app.perfmodel import power as power_model
 from app.perfmodel.bands import as_pct
+from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of
 from app.perfmodel.params import shipped as calibration
@@ -51,6 +53,10 @@ class Modelled(Estimator):
 def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Prediction | None:
     assert hardware.spec is not None
     threads = config.threads if hardware.ref.kind is DeviceKind.cpu else None
+    traffic = 1.0
+    if config.source != LAB:
+        group = traffic_group(group_of(config.source, evidence.workload, evidence.task, config.precision))
+        traffic = calibration().traffic.get(group, 1.0)
     return predict(
         evidence.workload,
         evidence.task,
@@ -59,6 +65,7 @@ def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Predicti
         hardware.spec,
         runtime=config.runtime,
         threads=threads,
+        traffic=traffic,
     )
 
 
