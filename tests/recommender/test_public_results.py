@@ -109,4 +109,4 @@ def test_the_cli_imports_and_recommends(tmp_path: Path) -> None:
     )
     assert as_json.returncode == 0, as_json.stderr
     answer = json.loads(as_json.stdout)
-    assert answer["candidates"][0]["estimate"]["source"] == "public:lambda-2024"
+    assert "public:lambda-2024" in {c["estimate"]["source"] for c in answer["candidates"]}

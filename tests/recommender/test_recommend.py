@@ -118,8 +118,8 @@ def test_catalog_scope_adds_parts_nobody_owns_with_published_results_labelled(ap
     assert {"public:lambda-2024", "public:lambda-2022", "lab"} <= sources
     # the lab measured no training: its figures are the model's, labelled predicted
     assert all(c["estimate"]["kind"] == "predicted" for c in answer["candidates"] if c["estimate"]["source"] == "lab")
-    a100 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "a100-sxm4-80gb")
-    assert a100["estimate"]["kind"] == "measured" and a100["estimate"]["throughput_samples_per_s"] == 1582
+    a100 = [c["estimate"] for c in answer["candidates"] if c["hardware"]["catalog_id"] == "a100-sxm4-80gb"]
+    assert any(e["kind"] == "measured" and e["throughput_samples_per_s"] == 1582 for e in a100), a100
     h200 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb")
     assert h200["estimate"]["kind"] == "predicted" and h200["estimate"]["error_pct"] >= 5
     # no published figure crosses vendors: an MI300X is only ever modelled for the lab's stack
