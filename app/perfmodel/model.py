@@ -34,7 +34,7 @@ Every parameter is shared by all devices of a kind (GPU or CPU) and learned from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -124,12 +124,9 @@ class Columns:
 
 def columns(profile: Profile, batch: float) -> tuple[Array, Array, Array, npt.NDArray[np.bool_], list[str]]:
     """The profile's buckets at ``batch`` as arrays: FLOPs, bytes, kernels, runs-on-matrix-units, class."""
-    flops = np.array([b.flops.at(batch) for b in profile.buckets])
-    moved = np.array([b.bytes.at(batch) for b in profile.buckets])
-    kernels = np.array([b.kernels for b in profile.buckets])
-    tensor = np.array([b.op_class in TENSOR_CLASSES for b in profile.buckets])
+    flops, flops_step, moved, moved_step, kernels, tensor = _coefficients(profile)
     classes = [EFFICIENCY_OF.get(b.op_class, "vector") for b in profile.buckets]
-    return flops, moved, kernels, tensor, classes
+    return flops * batch + flops_step, moved * batch + moved_step, kernels, tensor, classes
 
 
 OVERLAP = 4.0
@@ -230,6 +227,79 @@ def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0) -
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One step to model: a profile at a batch on a device, run by ``runtime``."""
+
+    profile: Profile
+    device: Device
+    batch: float
+    runtime: str
+    threads: int | None = None
+    traffic: float = 1.0
+
+
+def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
+    """Every case's step, in one array evaluation (all ``cases`` on devices of ``params.kind``)."""
+    if not cases:
+        return []
+    coefficients: dict[int, tuple[Array, ...]] = {}
+    parts: list[tuple[Array, ...]] = []
+    classes: list[str] = []
+    for c in cases:
+        k = coefficients.get(id(c.profile))
+        if k is None:
+            k = coefficients[id(c.profile)] = _coefficients(c.profile)
+        parts.append(k)
+        classes.extend(EFFICIENCY_OF.get(b.op_class, "vector") for b in c.profile.buckets)
+    batch = np.concatenate([np.full(len(k[0]), c.batch) for c, k in zip(cases, parts, strict=True)])
+    stacked = [np.concatenate([k[j] for k in parts]) for j in range(5)]
+    cols = Columns(
+        case=np.repeat(np.arange(len(cases)), [len(k[0]) for k in parts]),
+        flops=stacked[0] * batch + stacked[1],
+        bytes=stacked[2] * batch + stacked[3],
+        kernels=stacked[4],
+        tensor=np.concatenate([k[5] for k in parts]).astype(bool),
+        op_class=classes,
+        cases=len(cases),
+    )
+    figures = [case(c.device, c.runtime, c.threads, c.traffic) for c in cases]
+    out = evaluate(params, cols, **{name: np.array([f[name] for f in figures]) for name in figures[0]})
+    found: list[Breakdown] = []
+    for n, f in enumerate(figures):
+        seconds = float(out["seconds"][n])
+        compute, memory = float(out["compute"][n]), float(out["memory"][n])
+        host, device_s = float(out["host"][n]), float(out["device"][n])
+        found.append(
+            Breakdown(
+                seconds=seconds,
+                compute_s=compute,
+                memory_s=memory,
+                device_s=device_s,
+                host_s=host,
+                flops=float(out["flops"][n]),
+                bytes=float(out["bytes"][n]),
+                utilisation_compute=min(1.0, float(out["matrix_flops"][n]) / seconds / f["matrix"]),
+                utilisation_memory=min(1.0, float(out["bytes"][n]) / seconds / f["bandwidth"]),
+                bound="host" if host > device_s else "compute" if compute >= memory else "memory",
+            )
+        )
+    return found
+
+
+def _coefficients(profile: Profile) -> tuple[Array, ...]:
+    """Per bucket: FLOPs per sample and per step, bytes per sample and per step, kernels, on-matrix-units."""
+    b = profile.buckets
+    return (
+        np.array([x.flops.per_sample for x in b]),
+        np.array([x.flops.per_step for x in b]),
+        np.array([x.bytes.per_sample for x in b]),
+        np.array([x.bytes.per_step for x in b]),
+        np.array([x.kernels for x in b], dtype=float),
+        np.array([x.op_class in TENSOR_CLASSES for x in b]),
+    )
+
+
 def step(
     profile: Profile,
     dev: Device,
@@ -241,23 +311,4 @@ def step(
     traffic: float = 1.0,
 ) -> Breakdown:
     """One step of ``profile`` at ``batch`` on ``dev`` (as a published stack does it, given its ``traffic``)."""
-    flops, moved, kernels, tensor, classes = columns(profile, batch)
-    cols = Columns(np.zeros(len(flops), dtype=np.int64), flops, moved, kernels, tensor, classes, 1)
-    figures = case(dev, runtime, threads, traffic)
-    out = evaluate(params, cols, **{name: np.array([value]) for name, value in figures.items()})
-    seconds = float(out["seconds"][0])
-    compute, memory = float(out["compute"][0]), float(out["memory"][0])
-    host, device_s = float(out["host"][0]), float(out["device"][0])
-    bound = "host" if host > device_s else "compute" if compute >= memory else "memory"
-    return Breakdown(
-        seconds=seconds,
-        compute_s=compute,
-        memory_s=memory,
-        device_s=device_s,
-        host_s=host,
-        flops=float(out["flops"][0]),
-        bytes=float(out["bytes"][0]),
-        utilisation_compute=min(1.0, float(out["matrix_flops"][0]) / seconds / figures["matrix"]),
-        utilisation_memory=min(1.0, float(out["bytes"][0]) / seconds / figures["bandwidth"]),
-        bound=bound,
-    )
+    return steps([Case(profile, dev, batch, runtime, threads, traffic)], params)[0]

@@ -8,12 +8,13 @@ profile, the part's figures and the config), so a recommendation over the whole 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision, Task
-from app.perfmodel.device import Device, device, missing
-from app.perfmodel.model import Breakdown, step
+from app.perfmodel.device import device, missing
+from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.profile import Profile
 from app.perfmodel.profile import shipped as profiles
@@ -50,6 +51,7 @@ def band_of(kind: str) -> float:
 
 
 def _key(hardware: CatalogHardware) -> tuple[object, ...]:
+    """Every catalog figure the device model reads: an edited entry is a new key."""
     return (
         hardware.id,
         hardware.kind,
@@ -64,7 +66,24 @@ def _key(hardware: CatalogHardware) -> tuple[object, ...]:
         hardware.l3_mb,
         hardware.sm_count,
         hardware.cores,
+        hardware.boost_mhz,
+        hardware.tdp_w,
+        hardware.power_limit_min_w,
+        hardware.power_limit_max_w,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One prediction asked of the model: ``traffic`` is a published stack's traffic factor
+    (app/perfmodel/model.py); 1 for the eager PyTorch the profiles count."""
+
+    precision: Precision
+    batch: int
+    hardware: CatalogHardware
+    runtime: str
+    threads: int | None = None
+    traffic: float = 1.0
 
 
 def predict(
@@ -78,46 +97,61 @@ def predict(
     threads: int | None = None,
     traffic: float = 1.0,
 ) -> Prediction | None:
-    """The model's prediction, or None when ``why_not`` has a reason. ``traffic`` is a published
-    stack's traffic factor (app/perfmodel/model.py); 1 for the eager PyTorch the profiles count."""
-    key = (workload, task, precision, batch, runtime, threads, traffic, _key(hardware))
-    if key in _CACHE:
-        return _CACHE[key]
-    profile = profile_of(workload, task, precision)
-    dev = device(hardware, precision)
-    found = (
-        None
-        if profile is None or dev is None
-        else _predict(profile, dev, batch, runtime, threads, traffic, hardware.memory_gb)
-    )
-    if len(_CACHE) >= CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[key] = found
-    return found
+    """The model's prediction, or None when ``why_not`` has a reason."""
+    return answer(workload, task, Ask(precision, batch, hardware, runtime, threads, traffic))
+
+
+def answer(workload: str, task: Task, ask: Ask) -> Prediction | None:
+    """``predict`` for an Ask."""
+    key = _cache_key(workload, task, ask)
+    if key not in _CACHE:
+        prime(workload, task, [ask])
+    return _CACHE[key]
+
+
+def prime(workload: str, task: Task, asks: Iterable[Ask]) -> None:
+    """Model every ask not cached yet, in one array evaluation per kind of device: a recommendation
+    over the whole catalog asks for thousands of parts x configs at once."""
+    pending: dict[str, dict[tuple[object, ...], tuple[Case, float | None]]] = {}
+    for ask in asks:
+        key = _cache_key(workload, task, ask)
+        if key in _CACHE:
+            continue
+        profile = profile_of(workload, task, ask.precision)
+        dev = device(ask.hardware, ask.precision)
+        if profile is None or dev is None:
+            _remember(key, None)
+            continue
+        case = Case(profile, dev, ask.batch, ask.runtime, ask.threads, ask.traffic)
+        pending.setdefault(dev.kind, {})[key] = (case, ask.hardware.memory_gb)
+    for kind, cases in pending.items():
+        found = steps([case for case, _ in cases.values()], calibration().of(kind))
+        for (key, (case, memory_gb)), breakdown in zip(cases.items(), found, strict=True):
+            _remember(key, _prediction(case, breakdown, memory_gb))
 
 
 CACHE_SIZE = 200_000
 _CACHE: dict[tuple[object, ...], Prediction | None] = {}
 
 
-def _predict(
-    profile: Profile,
-    dev: Device,
-    batch: int,
-    runtime: str,
-    threads: int | None,
-    traffic: float,
-    memory_gb: float | None,
-) -> Prediction:
-    params = calibration().of(dev.kind)
-    breakdown = step(profile, dev, batch, params, runtime=runtime, threads=threads, traffic=traffic)
-    needed = profile.memory.at(batch)
-    fits = memory_gb is None or dev.kind == "cpu" or needed <= memory_gb * 1e9
+def _cache_key(workload: str, task: Task, ask: Ask) -> tuple[object, ...]:
+    return (workload, task, ask.precision, ask.batch, ask.runtime, ask.threads, ask.traffic, _key(ask.hardware))
+
+
+def _remember(key: tuple[object, ...], found: Prediction | None) -> None:
+    if len(_CACHE) >= CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = found
+
+
+def _prediction(case: Case, breakdown: Breakdown, memory_gb: float | None) -> Prediction:
+    needed = case.profile.memory.at(case.batch)
+    fits = memory_gb is None or case.device.kind == "cpu" or needed <= memory_gb * 1e9
     return Prediction(
-        throughput=batch / breakdown.seconds,
+        throughput=case.batch / breakdown.seconds,
         breakdown=breakdown,
         memory_bytes=needed,
         fits=fits,
-        band=band_of(dev.kind),
-        band_kind=dev.kind,
+        band=band_of(case.device.kind),
+        band_kind=case.device.kind,
     )

@@ -28,7 +28,7 @@ from app.perfmodel.power import shipped as power_calibration
 from app.perfmodel.predict import why_not
 from app.perfmodel.profile import shipped as profiles
 from app.recommender.columns import Option, columns
-from app.recommender.estimators import Config, Evidence, estimate
+from app.recommender.estimators import Config, Evidence, estimate, prepare
 from app.recommender.evidence import (
     LAB,
     Hardware,
@@ -135,8 +135,7 @@ def _options(
         )
     evidence = Evidence(lab + public, workload=name, task=task)
     space = ConfigSpace(spec, lab, public, modelled)
-    options: list[Option] = []
-    unestimated: dict[tuple[str, Precision], int] = {}
+    pairs: list[tuple[Hardware, Config]] = []
     shared = _SharedByPart(spec.scope)
     for h in hardware:
         if h.spec is None and not evidence.measured_on(h):
@@ -145,12 +144,17 @@ def _options(
         for config in space.configs(h):
             if not speaks_for_part and not evidence.ran(h, config):
                 continue  # the same figure as its part's, which one device (or the catalog entry) shows
-            found = estimate(h, config, evidence)
-            if found is None:
-                pair = (config.runtime, config.precision)
-                unestimated[pair] = unestimated.get(pair, 0) + 1
-                continue
-            options.append(Option(h, config, found))
+            pairs.append((h, config))
+    prepare(pairs, evidence)
+    options: list[Option] = []
+    unestimated: dict[tuple[str, Precision], int] = {}
+    for h, config in pairs:
+        found = estimate(h, config, evidence)
+        if found is None:
+            pair = (config.runtime, config.precision)
+            unestimated[pair] = unestimated.get(pair, 0) + 1
+            continue
+        options.append(Option(h, config, found))
     after = shared.notes()
     if public:
         sources = sorted({p.source for p in public})

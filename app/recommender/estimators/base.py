@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -113,6 +114,11 @@ class Estimator(ABC):
     def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
         """The estimate, or None when this estimator has nothing to go on."""
 
+    @staticmethod
+    def prepare(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> None:
+        """Work shared by every pair a table will ``estimate``, done once for all (nothing by default)."""
+        return None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EstimatorInfo(PluginInfo):
@@ -132,6 +138,12 @@ def ordered() -> list[type[Estimator]]:
     if not _ordered:
         _ordered.extend(sorted((e.plugin for e in estimators), key=lambda p: p.info.order))
     return _ordered
+
+
+def prepare(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> None:
+    """Let every estimator do its shared work for ``pairs`` before they are estimated one by one."""
+    for estimator in ordered():
+        estimator.prepare(pairs, evidence)
 
 
 def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:

@@ -14,6 +14,7 @@ does per sample, relative to eager PyTorch). A config that does not fit in the p
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
 from app.perfmodel import power as power_model
@@ -22,7 +23,7 @@ from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import Prediction, band_of, predict
+from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
 from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, estimators
 from app.recommender.evidence import LAB, Hardware
 from app.recommender.guess import Guess
@@ -49,24 +50,26 @@ class Modelled(Estimator):
             evidence.predictions[key] = _modelled(hardware, config, evidence)
         return evidence.predictions[key]
 
+    @staticmethod
+    def prepare(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> None:
+        """Model every pair in one array evaluation (app/perfmodel/predict.py ``prime``)."""
+        if evidence.workload:
+            asks = (_ask(h, c, evidence) for h, c in pairs if h.spec is not None and _why_not(h, c, evidence) is None)
+            prime(evidence.workload, evidence.task, asks)
 
-def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Prediction | None:
+
+def _ask(hardware: Hardware, config: Config, evidence: Evidence) -> Ask:
     assert hardware.spec is not None
     threads = config.threads if hardware.ref.kind is DeviceKind.cpu else None
     traffic = 1.0
     if config.source != LAB:
         group = traffic_group(group_of(config.source, evidence.workload, evidence.task, config.precision))
         traffic = calibration().traffic.get(group, 1.0)
-    return predict(
-        evidence.workload,
-        evidence.task,
-        config.precision,
-        config.batch_size,
-        hardware.spec,
-        runtime=config.runtime,
-        threads=threads,
-        traffic=traffic,
-    )
+    return Ask(config.precision, config.batch_size, hardware.spec, config.runtime, threads, traffic)
+
+
+def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Prediction | None:
+    return answer(evidence.workload, evidence.task, _ask(hardware, config, evidence))
 
 
 def lab_correction(
@@ -102,12 +105,20 @@ def _published_vendors(config: Config, evidence: Evidence) -> set[str]:
     }
 
 
-def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+def _why_not(hardware: Hardware, config: Config, evidence: Evidence) -> str | None:
+    """Why the model does not speak for this pair at all; None when it does."""
     assert hardware.spec is not None
     if config.precision is Precision.int8 and dispatch_of(config.runtime) == "eager":
-        return None  # eager PyTorch runs no int8 model on these devices: int8 is a graph runtime's
+        return "eager PyTorch runs no int8 model on these devices: int8 is a graph runtime's"
     if config.source != LAB and hardware.spec.vendor not in _published_vendors(config, evidence):
-        return None  # a published stack (NGC's CUDA, OpenVINO's oneDNN) is never carried to another vendor
+        return "a published stack (NGC's CUDA, OpenVINO's oneDNN) is never carried to another vendor"
+    return None
+
+
+def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
+    assert hardware.spec is not None
+    if _why_not(hardware, config, evidence) is not None:
+        return None
     modelled = _predict(hardware, config, evidence)
     if modelled is None:
         return None
