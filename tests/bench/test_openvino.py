@@ -29,8 +29,12 @@ def first_output(runtime: str, config: BenchConfig) -> np.ndarray:
     """The first output of one step, on inputs drawn from the same seed for every runtime."""
     import torch
 
+    runtime_ = runtimes.get(runtime)()
+    workload = workloads.get(config.workload)()
+    # the first prepare exports the model, drawing its random weights: only then are the inputs seeded
+    runtime_.prepare(config, workload, "tiny").close()
     torch.manual_seed(0)
-    prepared = runtimes.get(runtime)().prepare(config, workloads.get(config.workload)(), "tiny")
+    prepared = runtime_.prepare(config, workload, "tiny")
     try:
         outputs = prepared.step()
         first = outputs[0] if isinstance(outputs, list) else next(iter(outputs.values()))  # type: ignore[attr-defined]
