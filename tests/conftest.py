@@ -43,6 +43,11 @@ BACKENDS = [
     ),
 ]
 
+ONE_BACKEND = [pytest.param("postgres", id="postgres") if PG_URL else pytest.param("sqlite", id="sqlite")]
+"""For the slowest process-level tests whose subject is not the database: PostgreSQL where it is
+configured (as in CI: it is what production runs, and where more goes wrong), else SQLite; the
+database layer under them is tested on both backends."""
+
 
 def _pg_url() -> str:
     """The configured PostgreSQL URL, read through Settings so the driver rule is the app's."""

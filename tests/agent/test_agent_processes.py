@@ -49,6 +49,12 @@ def server(request: pytest.FixtureRequest, scratch: ScratchDatabases, tmp_path: 
     process.stop()
 
 
+# The agent's side of a scenario does not depend on the server's database: these run on SQLite only,
+# while the scenarios that hinge on the database (leases, one job for two agents, a server killed
+# mid-write, a database refusing writes) run on both.
+ON_SQLITE = pytest.mark.parametrize("server", ["sqlite"], indirect=True)
+
+
 def enrolled_agent(server: ServerProcess, admin: Admin, home: Path, instance: str) -> tuple[AgentProcess, str]:
     agent = AgentProcess(home, instance)
     machine_id = agent.enroll(server.url, admin.enrollment_token())
@@ -121,6 +127,7 @@ def test_two_agents_race_for_one_job_and_exactly_one_runs_it(server: ServerProce
     assert admin.results(machine_id=loser) == []
 
 
+@ON_SQLITE
 def test_bad_tokens_exit_non_zero_with_a_clear_message_and_store_nothing(server: ServerProcess, tmp_path: Path) -> None:
     admin = Admin(server.url)
     wrong = AgentProcess(tmp_path, "wrong").command(
@@ -143,6 +150,7 @@ def test_bad_tokens_exit_non_zero_with_a_clear_message_and_store_nothing(server:
     assert admin.http.get("/api/v1/machines").json()["total"] == 2
 
 
+@ON_SQLITE
 def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
     server: ServerProcess, tmp_path: Path
 ) -> None:
@@ -177,6 +185,7 @@ def queue_run(outbox_path: Path, spec: MachineSpec, results: int, job_id: uuid.U
         outbox.close()
 
 
+@pytest.mark.parametrize("strict_server", ["sqlite"], indirect=True)
 def test_runs_the_server_refuses_are_quarantined_and_the_runs_behind_them_are_delivered(
     strict_server: ServerProcess, tmp_path: Path
 ) -> None:
@@ -259,6 +268,7 @@ def test_a_server_that_keeps_failing_uploads_fails_the_job_and_the_run_is_delive
     assert len(delivered) == 1 and delivered[0]["status"] == "ok"
 
 
+@ON_SQLITE
 def test_reenrolling_with_its_own_config_rotates_the_token_and_a_stranger_waits_for_an_admin(
     server: ServerProcess, tmp_path: Path
 ) -> None:

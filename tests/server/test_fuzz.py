@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, find, settings
 
-from tests.conftest import BACKENDS, ScratchDatabases
+from tests.conftest import ONE_BACKEND, ScratchDatabases
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", ONE_BACKEND)
 def test_fuzzing_the_api_finds_no_server_error_and_no_undocumented_answer(
     tmp_path: Path, scratch: ScratchDatabases, backend: str
 ) -> None:
