@@ -134,6 +134,11 @@ CACHE_SIZE = 200_000
 _CACHE: dict[tuple[object, ...], Prediction | None] = {}
 
 
+def forget() -> None:
+    """Empty the prediction cache (a benchmark timing what a first ask costs)."""
+    _CACHE.clear()
+
+
 def _cache_key(workload: str, task: Task, ask: Ask) -> tuple[object, ...]:
     return (workload, task, ask.precision, ask.batch, ask.runtime, ask.threads, ask.traffic, _key(ask.hardware))
 

@@ -7,6 +7,7 @@ they are kept per process and reused until any of those changes.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -78,6 +79,11 @@ class TableCache:
                 self._tables.move_to_end(key)
                 return found
         table = build()  # outside the lock: two first asks may both build; either table is right
+        # A table is hundreds of thousands of objects that live until it ages out: move everything
+        # alive now out of the cyclic collector's sight, or each full collection walks them again
+        # (reference counting still frees them when the table is dropped; they make no cycles).
+        gc.collect()
+        gc.freeze()
         with self._lock:
             self._tables[key] = table
             while len(self._tables) > self.size:
