@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision, Task
-from app.perfmodel.device import device, missing
+from app.perfmodel.device import Device, device, missing
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.profile import Profile
@@ -113,12 +113,16 @@ def prime(workload: str, task: Task, asks: Iterable[Ask]) -> None:
     """Model every ask not cached yet, in one array evaluation per kind of device: a recommendation
     over the whole catalog asks for thousands of parts x configs at once."""
     pending: dict[str, dict[tuple[object, ...], tuple[Case, float | None]]] = {}
+    devices: dict[tuple[object, ...], Device | None] = {}  # a part is asked for in many configs
     for ask in asks:
         key = _cache_key(workload, task, ask)
         if key in _CACHE:
             continue
         profile = profile_of(workload, task, ask.precision)
-        dev = device(ask.hardware, ask.precision)
+        part = (key[-1], ask.precision)
+        if part not in devices:
+            devices[part] = device(ask.hardware, ask.precision)
+        dev = devices[part]
         if profile is None or dev is None:
             _remember(key, None)
             continue

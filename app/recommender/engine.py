@@ -28,7 +28,7 @@ from app.perfmodel.power import shipped as power_calibration
 from app.perfmodel.predict import why_not
 from app.perfmodel.profile import shipped as profiles
 from app.recommender.columns import Option, columns
-from app.recommender.estimators import Config, Evidence, estimate, prepare
+from app.recommender.estimators import Config, Evidence, estimate, estimate_all
 from app.recommender.evidence import (
     LAB,
     Hardware,
@@ -145,11 +145,9 @@ def _options(
             if not speaks_for_part and not evidence.ran(h, config):
                 continue  # the same figure as its part's, which one device (or the catalog entry) shows
             pairs.append((h, config))
-    prepare(pairs, evidence)
     options: list[Option] = []
     unestimated: dict[tuple[str, Precision], int] = {}
-    for h, config in pairs:
-        found = estimate(h, config, evidence)
+    for (h, config), found in zip(pairs, estimate_all(pairs, evidence), strict=True):
         if found is None:
             pair = (config.runtime, config.precision)
             unestimated[pair] = unestimated.get(pair, 0) + 1

@@ -140,10 +140,24 @@ def ordered() -> list[type[Estimator]]:
     return _ordered
 
 
-def prepare(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> None:
-    """Let every estimator do its shared work for ``pairs`` before they are estimated one by one."""
+def estimate_all(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> list[Guess | None]:
+    """``estimate`` for every pair, estimator by estimator: each is prepared for (and tried on) only
+    the pairs the ones before it had nothing for, so a model primes no pair a measurement answers."""
+    found: list[Guess | None] = [None] * len(pairs)
+    remaining = list(range(len(pairs)))
     for estimator in ordered():
-        estimator.prepare(pairs, evidence)
+        if not remaining:
+            break
+        estimator.prepare([pairs[i] for i in remaining], evidence)
+        left = []
+        for i in remaining:
+            hardware, config = pairs[i]
+            guess = estimator.estimate(hardware, config, evidence)
+            if guess is None:
+                left.append(i)
+            found[i] = guess
+        remaining = left
+    return found
 
 
 def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
