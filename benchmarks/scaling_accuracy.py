@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,6 +196,26 @@ def report(
     return found
 
 
+def splits(out: Callable[[str], None], predicted: Sequence[Predicted], catalog: Mapping[str, CatalogHardware]) -> None:
+    """Model and baseline side by side per link kind and GPU count: where the all-reduce matters."""
+
+    def kind(p: Predicted) -> str:
+        return scaling.link_of(catalog[p.row.part], p.row.devices, bridged=p.row.bridged).kind
+
+    groups = [(f"{k} rings", [p for p in predicted if kind(p) == k]) for k in ("nvlink", "pcie")]
+    groups += [(f"{n} GPUs", [p for p in predicted if p.row.devices == n]) for n in (2, 4, 8)]
+    for name, group in groups:
+        if not group:
+            continue
+        model = [abs(p.model / p.row.throughput - 1) * 100 for p in group]
+        naive = [abs(p.naive / p.row.throughput - 1) * 100 for p in group]
+        out(
+            f"  {name}: {len(group)} rows, scaling model mean {statistics.fmean(model):.1f}% "
+            f"(median {statistics.median(model):.1f}%), naive mean {statistics.fmean(naive):.1f}% "
+            f"(median {statistics.median(naive):.1f}%)"
+        )
+
+
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", action="store_true", help="also print per-config tables")
@@ -219,6 +240,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     found = report(
         out, args.markdown, "# Leave one config out, Lambda 2022 and 2024 2x/4x/8x (fitted on the other configs)", loco
     )
+    out("Split of the measured-1-GPU predictions above (absolute errors):")
+    splits(out, loco[0][1], catalog)
 
     ahead = forward(args.datasets, catalog)
     out("")
