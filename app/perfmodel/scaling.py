@@ -77,7 +77,9 @@ class ScalingParams:
     overlap: float
     """Share of the single-device step the all-reduce can hide behind (0: none, 1: all of it)."""
     hop_s: float
-    """Fixed seconds per ring hop (2 (N - 1) hops per all-reduce)."""
+    """Fixed seconds per ring hop (2 (N - 1) hops per all-reduce). Fitted on Lambda's rows it comes out
+    in milliseconds, not NCCL's microseconds: it absorbs what PCIe machines lose per step beyond
+    bandwidth (docs/ACCURACY.md, multi-GPU section)."""
 
 
 TYPICAL = ScalingParams(link_efficiency=0.7, overlap=0.5, hop_s=1e-5)
