@@ -228,6 +228,11 @@ class HardwareRef(Answer):
     device: DeviceId | None = None
 
 
+MAX_REFERENCES = 10
+"""References listed by name per estimate: a lab of hundreds of devices calibrates an estimate with
+all of them, and naming each in every candidate made answers megabytes long."""
+
+
 class Estimate(Answer):
     """A throughput with its kind and error band; power with where it came from."""
 
@@ -241,7 +246,12 @@ class Estimate(Answer):
     power_w: NonNegative | None = None
     power_basis: PowerBasis | None = None
     power_cap_w: Positive | None = None
-    references: list[str] = Field(default_factory=list, description="Hardware a prediction was transferred from.")
+    references: list[str] = Field(
+        default_factory=list,
+        description="Hardware a prediction was transferred from or calibrated on: the first "
+        "``MAX_REFERENCES`` by name; ``references_total`` says how many there are.",
+    )
+    references_total: int = Field(default=0, ge=0, description="How many references there are in all.")
     explanation: str = Field(description="``why`` in words.")
     why: list[Reason] = Field(default_factory=list, description="How the estimate was made, as codes and figures.")
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.contracts import Estimate, EstimateKind, PowerBasis
+from app.contracts.recommend import MAX_REFERENCES
 from app.recommender import reasons
 from app.recommender.reasons import Why
 
@@ -56,7 +57,8 @@ class Guess:
             power_w=self.power_w,
             power_basis=self.power_basis,
             power_cap_w=self.power_cap_w,
-            references=self.references,
+            references=self.references[:MAX_REFERENCES],
+            references_total=len(self.references),
             explanation=reasons.explanation(why),
             why=[reasons.to_reason(w) for w in why],
         )
