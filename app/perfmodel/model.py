@@ -49,7 +49,9 @@ Dispatch = Literal["eager", "graph"]
 SHARPNESS = 1.0
 """p of the combination of compute and memory time per bucket: 1 adds them (no overlap). Chosen by
 benchmarks/accuracy.py over 1, 1.5, 2, 4 and 8 (leave one GPU out: 7.7%, 7.9%, 8.2%, 9.9%, 11.3%):
-within one bucket of eager kernels, loads and math barely overlap."""
+within one bucket of eager kernels, loads and math barely overlap. With the traffic factor the
+surface is flat and uneven (p = 1, 1.25, 1.5, 1.75, 2: 7.8%, 7.7%, 7.5%, 8.3%, 7.8%): differences
+of that size are the fit's noise, so the simplest stays."""
 
 EFFICIENCY_OF = {
     OpClass.conv: "conv",
