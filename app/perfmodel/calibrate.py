@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.perfmodel.device import Device
-from app.perfmodel.model import PARAMETERS, Array, Columns, Params, case, columns, evaluate
+from app.perfmodel.model import PARAMETERS, Array, Case, Columns, Params, evaluate, stacked
 from app.perfmodel.profile import Profile
 
 # Typical values (median, spread in natural-log units). Efficiencies are fractions of the peak that
@@ -118,30 +118,13 @@ class _Design:
 
 
 def _design(observations: Sequence[Observation]) -> _Design:
-    parts: list[tuple[Array, Array, Array, np.ndarray, list[str]]] = []
-    cases: list[np.ndarray] = []
-    fields: dict[str, list[float]] = {}
     groups = sorted({o.group for o in observations if o.group is not None})
     index = {g: i for i, g in enumerate(groups)}
     traffics = sorted({traffic_group(g) for g in groups})
-    for n, o in enumerate(observations):
-        part = columns(o.profile, o.batch)
-        parts.append(part)
-        cases.append(np.full(len(part[0]), n, dtype=np.int64))
-        for name, value in case(o.device, o.runtime, o.threads).items():
-            fields.setdefault(name, []).append(value)
-    cols = Columns(
-        case=np.concatenate(cases),
-        flops=np.concatenate([p[0] for p in parts]),
-        bytes=np.concatenate([p[1] for p in parts]),
-        kernels=np.concatenate([p[2] for p in parts]),
-        tensor=np.concatenate([p[3] for p in parts]),
-        op_class=[c for p in parts for c in p[4]],
-        cases=len(observations),
-    )
+    cols, figures = stacked([Case(o.profile, o.device, o.batch, o.runtime, o.threads) for o in observations])
     return _Design(
         cols=cols,
-        device={k: np.array(v) for k, v in fields.items()},
+        device=figures,
         batch=np.array([o.batch for o in observations], dtype=float),
         measured=np.array([o.throughput for o in observations]),
         group=np.array([index[o.group] if o.group is not None else -1 for o in observations]),

@@ -124,13 +124,6 @@ class Columns:
     cases: int
 
 
-def columns(profile: Profile, batch: float) -> tuple[Array, Array, Array, npt.NDArray[np.bool_], list[str]]:
-    """The profile's buckets at ``batch`` as arrays: FLOPs, bytes, kernels, runs-on-matrix-units, class."""
-    flops, flops_step, moved, moved_step, kernels, tensor = _coefficients(profile)
-    classes = [EFFICIENCY_OF.get(b.op_class, "vector") for b in profile.buckets]
-    return flops * batch + flops_step, moved * batch + moved_step, kernels, tensor, classes
-
-
 OVERLAP = 4.0
 """p of the smooth max of host and device time on a GPU: the host queues ahead, the step takes the larger."""
 
@@ -241,10 +234,8 @@ class Case:
     traffic: float = 1.0
 
 
-def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
-    """Every case's step, in one array evaluation (all ``cases`` on devices of ``params.kind``)."""
-    if not cases:
-        return []
+def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
+    """Every case's buckets as one set of columns, and the cases' figures as arrays: what ``evaluate`` takes."""
     coefficients: dict[int, tuple[Array, ...]] = {}
     parts: list[tuple[Array, ...]] = []
     classes: list[str] = []
@@ -266,9 +257,17 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
         cases=len(cases),
     )
     figures = [case(c.device, c.runtime, c.threads, c.traffic) for c in cases]
-    out = evaluate(params, cols, **{name: np.array([f[name] for f in figures]) for name in figures[0]})
+    return cols, {name: np.array([f[name] for f in figures]) for name in figures[0]}
+
+
+def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
+    """Every case's step, in one array evaluation (all ``cases`` on devices of ``params.kind``)."""
+    if not cases:
+        return []
+    cols, figures = stacked(cases)
+    out = evaluate(params, cols, **figures)
     found: list[Breakdown] = []
-    for n, f in enumerate(figures):
+    for n in range(len(cases)):
         seconds = float(out["seconds"][n])
         compute, memory = float(out["compute"][n]), float(out["memory"][n])
         host, device_s = float(out["host"][n]), float(out["device"][n])
@@ -281,8 +280,8 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
                 host_s=host,
                 flops=float(out["flops"][n]),
                 bytes=float(out["bytes"][n]),
-                utilisation_compute=min(1.0, float(out["matrix_flops"][n]) / seconds / f["matrix"]),
-                utilisation_memory=min(1.0, float(out["bytes"][n]) / seconds / f["bandwidth"]),
+                utilisation_compute=min(1.0, float(out["matrix_flops"][n]) / seconds / figures["matrix"][n]),
+                utilisation_memory=min(1.0, float(out["bytes"][n]) / seconds / figures["bandwidth"][n]),
                 bound="host" if host > device_s else "compute" if compute >= memory else "memory",
             )
         )
