@@ -161,8 +161,5 @@ def estimate_all(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -
 
 
 def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
-    for estimator in ordered():
-        found = estimator.estimate(hardware, config, evidence)
-        if found is not None:
-            return found
-    return None
+    """The first estimator's estimate that has one, in their order (``estimate_all`` for one pair)."""
+    return estimate_all([(hardware, config)], evidence)[0]
