@@ -3,8 +3,6 @@ parameter count), eagerly and under XLA, at tiny sizes; what it does not run say
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -13,20 +11,14 @@ from app.bench.runner import run_config
 from app.bench.runtimes import runtimes
 from app.bench.runtimes.keras_tf import KERAS_WORKLOADS
 from app.bench.workloads import count_parameters, workloads
-from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
-from app.probes import probe_machine
+from app.contracts import Precision, ResultStatus, Task
+from tests.bench.support import TINY, machine
 
 pytest.importorskip("tensorflow", reason="tensorflow is not installed (pip install -e '.[keras]' or ./scripts/setup)")
 pytest.importorskip("keras", reason="keras is not installed (pip install -e '.[keras]' or ./scripts/setup)")
 
-TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
 THREADS = 2
 """Every TensorFlow config in a test process uses this count: TensorFlow fixes it at its start."""
-
-
-@functools.cache
-def machine() -> MachineSpec:
-    return probe_machine()
 
 
 def keras_models():  # type: ignore[no-untyped-def]

@@ -3,8 +3,6 @@ and int8 (full-integer), at tiny sizes; a converter crash is one config's error;
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -12,19 +10,13 @@ from app.bench.config import BenchConfig
 from app.bench.runner import run_config
 from app.bench.runtimes import runtimes
 from app.bench.workloads import workloads
-from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
-from app.probes import probe_machine
+from app.contracts import Precision, ResultStatus, Task
+from tests.bench.support import TINY, machine
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is not installed (pip install -e '.[litert]')")
 pytest.importorskip("tensorflow", reason="tensorflow is not installed: LiteRT's models are converted with it")
 
-TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
 THREADS = 2
-
-
-@functools.cache
-def machine() -> MachineSpec:
-    return probe_machine()
 
 
 def run(workload: str, precision: Precision, batch: int = 2) -> np.ndarray:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -11,18 +9,12 @@ from app.bench.config import BenchConfig
 from app.bench.runner import run_config
 from app.bench.runtimes import runtimes
 from app.bench.workloads import workloads
-from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
-from app.probes import probe_machine
+from app.contracts import Precision, ResultStatus, Task
+from tests.bench.support import TINY, machine
 
 pytest.importorskip("openvino", reason="openvino is not installed (./scripts/setup --dev on Linux x86-64)")
 
-TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
 WORKLOADS = ("resnet50", "bert_base", "lstm")
-
-
-@functools.cache
-def machine() -> MachineSpec:
-    return probe_machine()
 
 
 def first_output(runtime: str, config: BenchConfig) -> np.ndarray:

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 
 from app.bench.config import BenchConfig
 from app.bench.runner import run_config
 from app.bench.workloads import workloads
-from app.contracts import MachineSpec, MeasureSpec, Precision, ResultStatus, Task
-from app.probes import probe_machine
-
-TINY = MeasureSpec(fixed_iterations=2, warmup_min=1, warmup_budget_s=0.0)
-
-
-@functools.cache
-def machine() -> MachineSpec:
-    return probe_machine()
+from app.contracts import Precision, ResultStatus, Task
+from tests.bench.support import TINY, machine
 
 
 def matrix() -> list[BenchConfig]:
