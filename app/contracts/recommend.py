@@ -246,6 +246,11 @@ class Estimate(Answer):
     power_w: NonNegative | None = None
     power_basis: PowerBasis | None = None
     power_cap_w: Positive | None = None
+    memory_gb: NonNegative | None = Field(
+        default=None,
+        description="What the config needs on one device, GB: weights and activations at the batch, and for "
+        "training gradients and optimiser state; None where nothing modelled it.",
+    )
     references: list[str] = Field(
         default_factory=list,
         description="Hardware a prediction was transferred from or calibrated on: the first "

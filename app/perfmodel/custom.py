@@ -41,6 +41,28 @@ def value_bytes(precision: Precision, op_class: OpClass | None = None) -> int:
     return BYTES_PER_VALUE[precision]
 
 
+TRAINED_BYTES_PER_PARAMETER = 4
+"""Training keeps FP32 weights, FP32 gradients and one FP32 momentum per parameter at every precision
+(SGD with momentum under autocast, the zoo's training recipe in app/bench/profiling.py)."""
+
+
+def memory(custom: CustomWorkload, precision: Precision, task: Task, activations_per_sample: float) -> Memory:
+    """What a step needs on the device: the weights at ``precision`` for inference; for training FP32
+    weights, gradients and momentum (``TRAINED_BYTES_PER_PARAMETER`` each). An optimiser with more
+    state (Adam keeps two moments) needs more than this says."""
+    if task is Task.train:
+        state = custom.parameters * TRAINED_BYTES_PER_PARAMETER
+        return Memory(
+            weights=state,
+            activations=Linear(per_sample=activations_per_sample),
+            optimizer_state=state,
+            gradients=state,
+        )
+    return Memory(
+        weights=custom.parameters * BYTES_PER_VALUE[precision], activations=Linear(per_sample=activations_per_sample)
+    )
+
+
 def profile(custom: CustomWorkload, precision: Precision, task: Task = Task.infer) -> Profile:
     if custom.buckets is not None:
         return _profiled(custom, custom.buckets, precision, task)
@@ -61,7 +83,7 @@ def profile(custom: CustomWorkload, precision: Precision, task: Task = Task.infe
                 operators=operators,
             )
         ],
-        memory=Memory(weights=weights, activations=Linear(per_sample=per_sample)),
+        memory=memory(custom, precision, task, per_sample),
         batches=(1, 1),
         made_with="app/perfmodel/custom.py from the FLOPs and bytes per sample given",
     )
@@ -84,7 +106,6 @@ def _profiled(custom: CustomWorkload, given: list[CustomBucket], precision: Prec
         for b in given
         for factor in (scale(b.op_class),)
     ]
-    weights = custom.parameters * BYTES_PER_VALUE[precision]
     activations = custom.activation_bytes_per_sample
     if activations is None:
         activations = max(0.0, custom.bytes_per_sample - custom.parameters * BYTES_PER_VALUE[counted])
@@ -94,7 +115,7 @@ def _profiled(custom: CustomWorkload, given: list[CustomBucket], precision: Prec
         precision=precision,
         shape={},
         buckets=buckets,
-        memory=Memory(weights=weights, activations=Linear(per_sample=activations * scale(None))),
+        memory=memory(custom, precision, task, activations * scale(None)),
         batches=(1, 1),
         made_with=f"app/perfmodel/custom.py from the buckets given, counted at {counted.value}",
     )

@@ -86,11 +86,12 @@ def _recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
 def _table_key(session: Session, spec: WorkloadSpec) -> tuple[object, ...]:
     """What the ask's table depends on: the database's contents as far as an answer reads them, the
     shipped calibration (the loaded objects themselves: a reload is a new key), and the ask's workload,
-    task, scope and batch (a custom workload: itself and the precisions asked for)."""
+    task, scope and batch (a custom workload: itself, its task and the precisions asked for)."""
     shipped = tuple(Loaded(thing) for thing in (calibration(), profiles(), power_calibration()))
     asked: tuple[object, ...]
     if spec.custom is not None:
-        asked = ("custom", spec.custom.model_dump_json(), spec.batch_size, tuple(spec.constraints.precisions or ()))
+        precisions = tuple(spec.constraints.precisions or ())
+        asked = ("custom", spec.custom.model_dump_json(), spec.task, spec.batch_size, precisions)
         reads = queries.answer_inputs(session, None)
     else:
         asked = (spec.name, spec.task, spec.batch_size)
@@ -213,7 +214,7 @@ def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[st
         for precision in precisions:
             key = (h.spec.id if h.spec is not None else h.key, precision)
             if key not in by_part:
-                by_part[key] = roofline_estimate(h, spec.custom, precision, batch)
+                by_part[key] = roofline_estimate(h, spec.custom, precision, batch, spec.task)
             found = by_part[key]
             if found is not None:
                 options.append(Option(h, Config("any", precision, batch, None, "model"), found))
@@ -238,7 +239,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             raise NotFoundError(f"machine {request.machine_id} has no device {request.device} (or is retired)")
         hardware = found
     if request.custom is not None:
-        result = roofline_estimate(hardware, request.custom, request.precision, request.batch_size)
+        result = roofline_estimate(hardware, request.custom, request.precision, request.batch_size, request.task)
         if result is None:
             raise InvalidInput(
                 f"the catalog lacks the {request.precision.value} peak or bandwidth of {hardware.ref.name}"

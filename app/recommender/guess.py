@@ -57,6 +57,7 @@ class Guess:
             power_w=self.power_w,
             power_basis=self.power_basis,
             power_cap_w=self.power_cap_w,
+            memory_gb=self.memory_gb,
             references=self.references[:MAX_REFERENCES],
             references_total=len(self.references),
             explanation=reasons.explanation(why),

@@ -22,12 +22,15 @@ from app.recommender.reasons import Why, power_why
 CUSTOM_RUNTIME = "torch-eager"
 
 
-def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: Precision, batch: int) -> Guess | None:
+def roofline_estimate(
+    hardware: Hardware, workload: CustomWorkload, precision: Precision, batch: int, task: Task = Task.infer
+) -> Guess | None:
     spec = hardware.spec
     dev = device(spec, precision) if spec is not None else None
     if spec is None or dev is None:
         return None
-    breakdown = step(profile(workload, precision), dev, batch, calibration().of(dev.kind), runtime=CUSTOM_RUNTIME)
+    profiled = profile(workload, precision, task)
+    breakdown = step(profiled, dev, batch, calibration().of(dev.kind), runtime=CUSTOM_RUNTIME)
     throughput = batch / breakdown.seconds
     error_pct = as_pct(band_of(f"{dev.kind}-uncalibrated"))
     power = spec.tdp_w
@@ -57,4 +60,5 @@ def roofline_estimate(hardware: Hardware, workload: CustomWorkload, precision: P
             ),
             *power_why(PowerBasis.tdp if power else None),
         ],
+        memory_gb=profiled.memory.at(batch) / 1e9,
     )

@@ -283,6 +283,32 @@ def test_a_custom_workload_is_a_labelled_roofline_prediction(api: Api) -> None:
     assert any("custom workload" in n for n in answer["notes"])
 
 
+@pytest.mark.parametrize(("task", "precision", "needed_gb"), [("infer", "bf16", 140.0), ("train", "bf16", 840.0)])
+def test_a_70b_custom_model_is_never_placed_on_a_24_gb_card(
+    api: Api, task: str, precision: str, needed_gb: float
+) -> None:
+    """Inference holds the weights at the precision (2 bytes each at bf16); training holds FP32
+    weights, gradients and momentum (12 bytes per parameter)."""
+    custom = {"name": "big", "flops_per_sample": 1.4e14, "bytes_per_sample": 1.4e11, "parameters": 70_000_000_000}
+    body = {
+        "custom": custom,
+        "task": task,
+        "scope": "catalog",
+        "constraints": {"precisions": [precision]},
+        "limit": 1000,
+    }
+    answer = api.client.post("/api/v1/recommendations", json=body, headers=api.admin).json()
+    assert not [c for c in answer["candidates"] if c["estimate"]["memory_gb"] > 24 and "3090" in c["hardware"]["name"]]
+    placed = {c["hardware"]["name"] for c in answer["candidates"]}
+    assert "NVIDIA GeForce RTX 3090" not in placed
+    assert [c["estimate"]["memory_gb"] for c in answer["candidates"]] == [pytest.approx(needed_gb, rel=0.01)] * len(
+        answer["candidates"]
+    )
+    (rtx,) = [r for r in answer["rejected"] if r["hardware"]["name"] == "NVIDIA GeForce RTX 3090"]
+    (oom,) = [r for r in rtx["reasons"] if r["code"] == "out_of_memory"]
+    assert oom["figures"]["memory_gb"] == 24 and oom["figures"]["needed_gb"] == pytest.approx(needed_gb, rel=0.01)
+
+
 def test_nothing_measured_is_modelled_from_its_profile_and_says_so(api: Api) -> None:
     answer = ask(api, workload="mobilenet_v2", scope="catalog")
     assert answer["candidates"] and all(c["estimate"]["kind"] == "predicted" for c in answer["candidates"])
