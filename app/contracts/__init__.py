@@ -4,7 +4,7 @@ Strict on purpose: unknown fields are rejected, numbers must be finite, and ever
 its unit in its name (``latency_p99_ms``, ``energy_per_sample_j``). The agent builds these; the
 server validates them again before anything is stored. Modules: ``common`` (the shared vocabulary),
 ``machine`` (what a machine reports), ``results`` (runs and results), ``suites``, ``fleet``
-(machines, tokens, jobs, heartbeats), ``recommend``, ``catalog`` and ``problems`` (API errors).
+(machines, tokens, jobs, heartbeats), ``recommend``, ``plan``, ``catalog`` and ``problems`` (API errors).
 Everything is re-exported here, so ``from app.contracts import Result`` stays the way to import.
 """
 
@@ -77,6 +77,21 @@ from app.contracts.machine import (
     ProbeError,
     SoftwareStack,
 )
+from app.contracts.plan import (
+    Cluster,
+    CostBreakdown,
+    CostPoint,
+    Costs,
+    JobCost,
+    Plan,
+    PlanCandidate,
+    PlanObjective,
+    PlanRejection,
+    PlanRequest,
+    Serving,
+    Target,
+    TrainingJob,
+)
 from app.contracts.problems import Problem, problem_type
 from app.contracts.recommend import (
     Candidate,
@@ -114,7 +129,11 @@ __all__ = [
     "CatalogPatch",
     "CatalogPin",
     "CatalogPinCreate",
+    "Cluster",
     "Constraints",
+    "CostBreakdown",
+    "CostPoint",
+    "Costs",
     "CpuInfo",
     "CustomBucket",
     "CustomWorkload",
@@ -131,6 +150,7 @@ __all__ = [
     "Heartbeat",
     "HeartbeatReply",
     "Job",
+    "JobCost",
     "JobCreate",
     "JobFinish",
     "JobProgress",
@@ -149,6 +169,11 @@ __all__ = [
     "OpClass",
     "Page",
     "Peak",
+    "Plan",
+    "PlanCandidate",
+    "PlanObjective",
+    "PlanRejection",
+    "PlanRequest",
     "PluginRow",
     "Positive",
     "PowerBasis",
@@ -173,11 +198,13 @@ __all__ = [
     "RunReport",
     "Scope",
     "Selector",
+    "Serving",
     "SessionInfo",
     "SessionLogin",
     "SoftwareStack",
     "Strict",
     "SuiteSpec",
+    "Target",
     "Task",
     "Text",
     "ThreadSpec",
@@ -186,6 +213,7 @@ __all__ = [
     "TokenIssued",
     "TokenKind",
     "TokenRead",
+    "TrainingJob",
     "Vocabulary",
     "Watts",
     "WorkloadName",

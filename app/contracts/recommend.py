@@ -38,6 +38,8 @@ class ReasonCode(StrEnum):
     price_unknown = "price_unknown"
     over_price = "over_price"
     out_of_memory = "out_of_memory"
+    too_many_devices = "too_many_devices"
+    misses_deadline = "misses_deadline"
     # explanations
     measured_lab = "measured_lab"
     measured_lab_median = "measured_lab_median"
@@ -51,6 +53,8 @@ class ReasonCode(StrEnum):
     power_tdp = "power_tdp"
     power_transferred = "power_transferred"
     power_missing = "power_missing"
+    data_parallel = "data_parallel"
+    sharded = "sharded"
 
 
 Figure = int | float | str | None
