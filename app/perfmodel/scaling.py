@@ -107,6 +107,24 @@ def link_of(hardware: CatalogHardware, devices: int, *, bridged: bool = False) -
     return Link("pcie", PCIE_GB_S_PER_LANE[int(gen)] * lanes, f"PCIe gen {gen:g} x{lanes:g}")
 
 
+ASSUMED_PCIE = (3, 16)
+"""The link assumed for a part whose entry has neither NVLink nor a PCIe generation and width."""
+
+
+def ring_link(hardware: CatalogHardware | None, devices: int) -> Link | None:
+    """``link_of`` for a GPU, PCIe gen 3 x16 (said so in its words) where the entry gives no link; None
+    for a CPU or an unknown part, whose peers are other machines across a network."""
+    if hardware is None or hardware.kind == "cpu":
+        return None
+    try:
+        return link_of(hardware, devices)
+    except InvalidInput:
+        gen, lanes = ASSUMED_PCIE
+        return Link(
+            "pcie", PCIE_GB_S_PER_LANE[gen] * lanes, f"PCIe gen {gen} x{lanes} (assumed: the catalog gives no link)"
+        )
+
+
 def gradient_bytes(profile: Profile, precision: Precision | None = None) -> float:
     """Bytes one all-reduce sums: the profile's parameters x the precision's gradient element."""
     parameters = profile.memory.weights / WEIGHT_BYTES
@@ -149,15 +167,20 @@ def data_parallel_throughput(
 
 
 def data_parallel_throughputs(
-    single_step_s: float, batch: int, devices: Array, gradient_bytes: float, link_gb_s: Array, params: ScalingParams
+    single_step_s: Array | float,
+    batch: Array | float,
+    devices: Array | float,
+    gradient_bytes: Array | float,
+    link_gb_s: Array | float,
+    params: ScalingParams,
 ) -> Array:
-    """``data_parallel_throughput`` for many device counts at once, each with its ring's link GB/s."""
-    step = _step(_a(single_step_s), devices, _a(gradient_bytes), link_gb_s, params)
-    result: Array = devices * batch / step
+    """``data_parallel_throughput`` for many cases at once (arrays that broadcast: device counts, or rows)."""
+    step = _step(_a(single_step_s), _a(devices), _a(gradient_bytes), _a(link_gb_s), params)
+    result: Array = _a(devices) * _a(batch) / step
     return result
 
 
-def _a(value: float) -> Array:
+def _a(value: Array | float) -> Array:
     return np.asarray(value, dtype=float)
 
 

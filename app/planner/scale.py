@@ -22,7 +22,6 @@ import numpy.typing as npt
 
 from app.catalog import CatalogHardware
 from app.contracts import Cluster, Precision, Task
-from app.errors import InvalidInput
 from app.perfmodel import scaling
 from app.perfmodel.profile import Memory
 from app.planner.memory import Fit
@@ -30,8 +29,6 @@ from app.planner.memory import Fit
 Array = npt.NDArray[np.float64]
 SHARDED_TRAFFIC = 1.5
 """Bytes a sharded data-parallel step moves, as a multiple of a plain all-reduce's (see above)."""
-ASSUMED_PCIE = (3, 16)
-"""The link assumed for a part whose entry has neither NVLink nor a PCIe generation and width."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +45,11 @@ class Scaled:
 
 
 def links(hardware: CatalogHardware | None, cluster: Cluster) -> tuple[scaling.Link, scaling.Link]:
-    """The link inside one system and the network between systems."""
+    """The link inside one system and the network between systems (a CPU is its own system: its
+    data-parallel peers are over the network)."""
     network = scaling.Link("network", cluster.network_gb_s, f"network {cluster.network_gb_s:g} GB/s per device")
-    if hardware is None or hardware.kind == "cpu":
-        return network, network  # a CPU is its own system: its data-parallel peers are over the network
-    try:
-        return scaling.link_of(hardware, max(2, cluster.devices_per_system)), network
-    except InvalidInput:
-        gen, lanes = ASSUMED_PCIE
-        gb_s = scaling.PCIE_GB_S_PER_LANE[gen] * lanes
-        return scaling.Link("pcie", gb_s, f"PCIe gen {gen} x{lanes} (assumed: the catalog gives no link)"), network
+    inside = scaling.ring_link(hardware, max(2, cluster.devices_per_system))
+    return (inside or network), network
 
 
 def scaled(

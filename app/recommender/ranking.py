@@ -13,6 +13,7 @@ from app.contracts import Candidate, Price, ReasonCode, Recommendation, Rejectio
 from app.perfmodel import power as power_model
 from app.recommender import reasons as words
 from app.recommender.columns import Columns, Floats, Ints, Option
+from app.recommender.devices import modelled, together
 from app.recommender.guess import Guess
 from app.recommender.objectives import MISSING, Scored, objective
 from app.recommender.power import capped
@@ -35,7 +36,7 @@ def _limits(spec: WorkloadSpec) -> float | None:
     return min(shares) if shares else None
 
 
-def _reasons(spec: WorkloadSpec, option: Option, price: Price | None) -> list[Why]:
+def _reasons(spec: WorkloadSpec, option: Option, price: Price | None, system_throughput: float) -> list[Why]:
     c, e, hardware = spec.constraints, option.estimate, option.hardware.ref
     n = c.device_count
     at = {"hardware": hardware.name, "batch_size": option.config.batch_size}
@@ -73,13 +74,13 @@ def _reasons(spec: WorkloadSpec, option: Option, price: Price | None) -> list[Wh
             reasons.append(
                 why(ReasonCode.over_latency_slo, **at, latency_p99_ms=e.latency_p99_ms, slo_ms=c.latency_p99_slo_ms)
             )
-    if c.min_throughput_samples_per_s is not None and e.throughput_samples_per_s * n < c.min_throughput_samples_per_s:
+    if c.min_throughput_samples_per_s is not None and system_throughput < c.min_throughput_samples_per_s:
         reasons.append(
             why(
                 ReasonCode.under_min_throughput,
                 **at,
                 devices=n,
-                system_throughput_samples_per_s=e.throughput_samples_per_s * n,
+                system_throughput_samples_per_s=system_throughput,
                 min_throughput_samples_per_s=c.min_throughput_samples_per_s,
             )
         )
@@ -109,12 +110,17 @@ def _reasons(spec: WorkloadSpec, option: Option, price: Price | None) -> list[Wh
     return reasons
 
 
+def _one_row(spec: WorkloadSpec, table: Columns, row: int, throughput: float) -> float:
+    """``together`` for one row (a listed candidate or rejection; the estimate may be capped)."""
+    return float(together(spec, table, np.array([row], dtype=np.int64), np.array([throughput]))[0])
+
+
 def _unpriced(option: Option) -> Why:
     hardware = option.hardware.ref
     return why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id)
 
 
-def _score(spec: WorkloadSpec, e: Guess, price: Price | None) -> Scored:
+def _score(spec: WorkloadSpec, e: Guess, price: Price | None, system_throughput: float) -> Scored:
     throughput = e.throughput_samples_per_s
     per_w = throughput / e.power_w if e.power_w else None
     joules = e.power_w / throughput if e.power_w is not None else None
@@ -126,9 +132,7 @@ def _score(spec: WorkloadSpec, e: Guess, price: Price | None) -> Scored:
         )
         cost = per_second * 1e6 / throughput
         cost = cost if math.isfinite(cost) else None
-    return Scored(
-        throughput, throughput * spec.constraints.device_count, e.latency_p99_ms, e.power_w, per_w, joules, cost
-    )
+    return Scored(throughput, system_throughput, e.latency_p99_ms, e.power_w, per_w, joules, cost)
 
 
 def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation:
@@ -153,6 +157,12 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
         for rank, i in enumerate(order[: spec.limit].tolist(), start=1)
     ]
     _note_unpriced(spec, table, feasible, notes)
+    if modelled(spec):
+        notes.append(
+            f"{spec.constraints.device_count} devices train data-parallel: the system throughput is the scaling "
+            "model's (one device's step plus the gradient all-reduce it cannot hide, over the part's NVLink or "
+            "PCIe), not N times one device; POST /api/v1/plans finds the device count for a target"
+        )
     if len(feasible) > spec.limit:
         notes.append(f"{len(feasible)} feasible candidates; the best {spec.limit} are listed (raise limit for more)")
     out = np.flatnonzero(reasons)
@@ -187,7 +197,7 @@ def rejected_by(spec: WorkloadSpec, table: Columns, f: Figures, *, power: bool =
     if c.latency_p99_slo_ms is not None:
         out |= np.isnan(f.latency_p99_ms) | (f.latency_p99_ms > c.latency_p99_slo_ms)
     if c.min_throughput_samples_per_s is not None:
-        out |= f.throughput * n < c.min_throughput_samples_per_s
+        out |= together(spec, table, np.arange(len(table)), f.throughput) < c.min_throughput_samples_per_s
     out |= f.memory_gb > table.device_memory_gb  # NaN on either side: no reason
     if c.max_price_usd is not None:
         out |= np.isnan(table.price_usd) | (table.price_usd * n > c.max_price_usd)
@@ -235,8 +245,8 @@ def scores(spec: WorkloadSpec, table: Columns, f: Figures, rows: Ints) -> Scored
         )
         cost = per_second * 1e6 / throughput
     cost = np.where(np.isfinite(cost), cost, np.nan)
-    n = spec.constraints.device_count
-    return ScoredColumns(throughput, throughput * n, f.latency_p99_ms[rows], power, per_w, joules, cost)
+    system = together(spec, table, rows, throughput)
+    return ScoredColumns(throughput, system, f.latency_p99_ms[rows], power, per_w, joules, cost)
 
 
 def _order(spec: WorkloadSpec, scored: ScoredColumns, kind_order: Ints) -> Ints:
@@ -268,7 +278,8 @@ def _listed_candidate(
         assert lower is not None
         option = option._replace(estimate=lower)
     price = table.prices[int(table.hardware_index[row])]
-    return _candidate(rank, option, _score(spec, option.estimate, price), price, spec, on_front)
+    system = _one_row(spec, table, row, option.estimate.throughput_samples_per_s)
+    return _candidate(rank, option, _score(spec, option.estimate, price, system), price, spec, on_front)
 
 
 def pareto_front(scored: ScoredColumns) -> Bools:
@@ -321,7 +332,8 @@ def _listed(option: Option) -> dict[str, Any]:
 
 def _rejection(spec: WorkloadSpec, table: Columns, row: int) -> Rejection:
     option = table.options[row]
-    reasons = _reasons(spec, option, table.prices[int(table.hardware_index[row])])
+    system = _one_row(spec, table, row, option.estimate.throughput_samples_per_s)
+    reasons = _reasons(spec, option, table.prices[int(table.hardware_index[row])], system)
     return Rejection(**_listed(option), reasons=[words.to_reason(r) for r in reasons])
 
 
