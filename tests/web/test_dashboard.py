@@ -207,7 +207,7 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     page = open_page(browser, server)
     menu = [a.get_attribute("data-page") for a in page.locator("#nav a").all()]
     # in each page's own order; the machine page has none: it is reached by links
-    assert menu == ["fleet", "compare", "recommend", "jobs", "catalog"]
+    assert menu == ["fleet", "compare", "recommend", "plan", "jobs", "catalog"]
     assert {row["name"] for row in registry["families"]["page"]} == {*menu, "machine"}
 
     page.click("#nav a[data-page=recommend]")
