@@ -154,23 +154,26 @@ async function showPlan(out, spec) {
   const breakdown = h("div", { class: "card", id: "plan-breakdown" });
   const { box, canvas } = chartBox("Cumulative cost by month, owned and rented", true);
   box.id = "chart-cost";
+  canvas.setAttribute("role", "img");
   const caption = h("p", { class: "muted small", id: "chart-cost-caption" });
   box.append(caption);
   let costChart = null;
   let selected = null;
   const select = (row, candidate) => {
-    if (selected) { selected.classList.remove("selected"); selected.setAttribute("aria-selected", "false"); }
+    if (selected) { selected.classList.remove("selected"); selected.removeAttribute("aria-current"); }
     selected = row;
     row.classList.add("selected");
-    row.setAttribute("aria-selected", "true");
+    row.setAttribute("aria-current", "true");
     showBreakdown(breakdown, candidate, plan.query);
     const data = costSeries(candidate);
     caption.textContent = `${candidate.hardware.name}, ${candidate.devices} device${candidate.devices === 1 ? "" : "s"}`
       + (data.every((d) => !d.data.length) ? ": no purchase price and no cloud rate, nothing to chart" : "");
+    const last = candidate.cost_over_time.at(-1);
+    canvas.setAttribute("aria-label", last ? `${caption.textContent}: by month ${last.month} owned ${usd(last.owned_usd)}, rented ${usd(last.cloud_usd)}` : caption.textContent);
     if (costChart) { costChart.data.datasets = data; costChart.update(); } else costChart = drawCost(canvas, data);
   };
   const rows = plan.candidates.map((c) => {
-    const row = h("tr", { class: "candidate", "data-rank": c.rank, tabindex: "0", "aria-selected": "false" },
+    const row = h("tr", { class: "candidate", "data-rank": c.rank, tabindex: "0" },
       td(c.rank, true), td(h("span", {}, c.hardware.name, h("div", { class: "muted small", text: where(c.hardware) }))),
       td(c.runtime), td(c.precision), td(c.batch_size, true), td(c.devices, true), td(c.systems, true), td(c.parallelism.replaceAll("_", " ")),
       td(h("span", {}, fmt(c.throughput_samples_per_s), h("span", { class: "muted small", text: ` ±${fmt(c.estimate.error_pct, 0)}% ` }), badge(c.estimate.kind)), true),
