@@ -21,6 +21,7 @@ from app.cli import (
     imports,
     jobs,
     machines,
+    plan,
     plugins,
     probe,
     recommend,
@@ -50,6 +51,7 @@ cli.command()(server.up)
 cli.command()(probe.probe)
 cli.command()(bench.bench)
 cli.command()(recommend.recommend)
+cli.command()(plan.plan)
 cli.command("import")(imports.import_public)
 cli.command()(plugins.plugins)
 cli.add_typer(db.group, name="db")

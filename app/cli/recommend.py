@@ -66,12 +66,12 @@ def recommend(
     except ValidationError as exc:
         raise typer.BadParameter(str(exc.errors()[0]["msg"])) from exc
     with database().reading() as session:
-        _check_known(session, workload)
+        check_known(session, workload)
         answer = ask(session, spec)
     typer.echo(answer.model_dump_json(indent=1) if as_json else render(answer))
 
 
-def _check_known(session: Session, name: str) -> None:
+def check_known(session: Session, name: str) -> None:
     """A name that is not in the zoo, was never published and was never measured here is a typo: say
     so, with the names that exist, where the recommender would say that nothing has measured it yet."""
     from app.bench.workloads import workloads

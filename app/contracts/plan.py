@@ -23,7 +23,7 @@ CatalogId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9
 
 class PlanObjective(StrEnum):
     cheapest = "cheapest"
-    """Lowest total cost of ownership over the period (a training job: lowest cost of the job)."""
+    """Lowest total cost of ownership over the period: purchase, energy and hosting."""
     fastest = "fastest"
     """Highest throughput of all devices together (a training job: shortest time to train)."""
     least_energy = "least_energy"
@@ -138,10 +138,10 @@ class CostBreakdown(Answer):
     period_years: Positive
     running_hours: NonNegative = Field(description="Hours the devices run in the period (utilisation x period).")
     purchase_usd: NonNegative | None = Field(description="Devices x price + systems x system_usd; None: no price.")
-    energy_kwh: NonNegative
-    energy_usd: NonNegative
-    hosting_usd: NonNegative
-    total_usd: NonNegative | None = Field(description="purchase + energy + hosting; None without a price.")
+    energy_kwh: NonNegative | None = Field(description="System power x running hours; None: power unknown.")
+    energy_usd: NonNegative | None
+    hosting_usd: NonNegative | None
+    total_usd: NonNegative | None = Field(description="purchase + energy + hosting; None without a price or power.")
     cloud_usd_per_hour: NonNegative | None = Field(default=None, description="All devices, where a rate was given.")
     cloud_usd: NonNegative | None = Field(default=None, description="running_hours x cloud_usd_per_hour.")
 
@@ -150,8 +150,8 @@ class JobCost(Answer):
     """One training job: its time, energy and cost owned (purchase share by the job's hours) or rented."""
 
     time_to_train_hours: Positive
-    energy_kwh: NonNegative
-    energy_usd: NonNegative
+    energy_kwh: NonNegative | None
+    energy_usd: NonNegative | None
     owned_usd: NonNegative | None = Field(
         description="Energy plus the purchase and hosting spread over the period's running hours, for the job's hours."
     )
@@ -179,6 +179,10 @@ class PlanCandidate(PlanConfig):
     link: str | None = Field(description="What the devices' all-reduce or pipeline crosses, in words.")
     estimate: Estimate = Field(description="One device, as the recommender has it.")
     throughput_samples_per_s: Positive = Field(description="All devices together.")
+    error_pct: NonNegative = Field(
+        description="Half-width of the throughput's band, percent: one device's band and, across devices, the "
+        "scaling model's out-of-sample band, combined."
+    )
     scaling_efficiency: NonNegative = Field(description="throughput / (devices x one device's throughput).")
     latency_p99_ms: NonNegative | None = None
     memory_needed_gb: NonNegative | None = Field(description="Per device, after any sharding.")

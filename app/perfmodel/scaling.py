@@ -148,6 +148,15 @@ def data_parallel_throughput(
     return devices * batch / step_seconds(single_step_s, devices, gradient_bytes, link, params)
 
 
+def data_parallel_throughputs(
+    single_step_s: float, batch: int, devices: Array, gradient_bytes: float, link_gb_s: Array, params: ScalingParams
+) -> Array:
+    """``data_parallel_throughput`` for many device counts at once, each with its ring's link GB/s."""
+    step = _step(_a(single_step_s), devices, _a(gradient_bytes), link_gb_s, params)
+    result: Array = devices * batch / step
+    return result
+
+
 def _a(value: float) -> Array:
     return np.asarray(value, dtype=float)
 

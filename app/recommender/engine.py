@@ -27,7 +27,7 @@ from app.perfmodel.params import shipped as calibration
 from app.perfmodel.power import shipped as power_calibration
 from app.perfmodel.predict import why_not
 from app.perfmodel.profile import shipped as profiles
-from app.recommender.columns import Option, columns
+from app.recommender.columns import Columns, Option, columns
 from app.recommender.estimators import Config, Evidence, estimate, estimate_all
 from app.recommender.evidence import (
     LAB,
@@ -78,9 +78,20 @@ def recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
 
 def _recommend(session: Session, spec: WorkloadSpec) -> Recommendation:
     objective(spec.objective)  # an unknown objective is refused before any work (422, listing them)
+    return rank(spec, *_estimated(session, spec))
+
+
+def options(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
+    """Every estimated hardware x config for the ask (the table ``recommend`` ranks, from the same
+    cache) and the notes that go with it: for callers that decide more than a ranking (app/planner)."""
+    with _collector_paused():
+        return _estimated(session, spec)
+
+
+def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
     table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
     c = spec.constraints
-    return rank(spec, table.columns, table.notes(c.precisions, c.runtimes))
+    return table.columns, table.notes(c.precisions, c.runtimes)
 
 
 def _table_key(session: Session, spec: WorkloadSpec) -> tuple[object, ...]:

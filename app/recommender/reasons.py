@@ -45,6 +45,11 @@ def _price_label(f: Figures) -> str:
     return f" ({f['price_label']})" if f.get("price_label") else ""
 
 
+def _rate(samples_per_s: float) -> str:
+    """A throughput with enough digits that two close figures do not read the same (4.98 and 5)."""
+    return f"{samples_per_s:,.1f}" if samples_per_s >= 100 else f"{samples_per_s:.3g}"
+
+
 def _at(f: Figures) -> str:
     return f"at batch {f['batch_size']}"
 
@@ -117,8 +122,17 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         )
     ),
     ReasonCode.over_price: lambda f: (
-        f"{f['devices']} x ${f['price_usd']:,.0f}{_price_label(f)} = ${f['total_usd']:,.0f} is over the "
-        f"${f['max_price_usd']:,.0f} limit"
+        f"{f['devices']} x ${f['price_usd']:,.0f}{_price_label(f)}"
+        + (f" + {f['systems']} systems x ${f['systems_usd'] / f['systems']:,.0f}" if f.get("systems_usd") else "")
+        + f" = ${f['total_usd']:,.0f} is over the ${f['max_price_usd']:,.0f} limit"
+    ),
+    ReasonCode.too_many_devices: lambda f: (
+        f"{f['devices']} x {f['hardware']} (the most allowed) give {_rate(f['system_throughput_samples_per_s'])}/s "
+        f"{_at(f)}, under the {_rate(f['needed_samples_per_s'])}/s the target needs"
+    ),
+    ReasonCode.misses_deadline: lambda f: (
+        f"{f['devices']} x {f['hardware']} (the most allowed) train in {f['hours']:,.1f} h {_at(f)}, past the "
+        f"{f['deadline_hours']:g} h deadline"
     ),
     ReasonCode.out_of_memory: lambda f: (
         f"needs {f['needed_gb']:,.1f} GB at batch {f['batch_size']} (weights, activations, optimiser state), "
@@ -149,6 +163,16 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ReasonCode.power_tdp: lambda f: "power is the board TDP (not measured)",
     ReasonCode.power_transferred: lambda f: "power is its TDP times the share of TDP the references drew",
     ReasonCode.power_missing: lambda f: "power unknown: not measured, and no catalog entry with a TDP",
+    ReasonCode.data_parallel: lambda f: (
+        f"{f['devices']} x {f['hardware']} data-parallel {_at(f)} each over {f['link']}: "
+        f"{f['gradient_mb']:,.0f} MB all-reduced a step, {f['efficiency']:.0%} of {f['devices']} x one device "
+        "by the scaling model"
+    ),
+    ReasonCode.sharded: lambda f: (
+        f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "
+        + ("weights, gradients and optimiser state" if f["parallelism"] == "sharded_data_parallel" else "layers")
+        + f" split over {f['shards']} devices, {f['per_device_gb']:,.1f} GB each"
+    ),
 }
 
 

@@ -1,10 +1,11 @@
-"""Ask the recommender: a ranked answer for a WorkloadSpec, or one estimate for one config."""
+"""Ask the recommender: a ranked answer for a WorkloadSpec, one estimate for one config, or a plan."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.contracts import Estimate, PredictionRequest, Recommendation, WorkloadSpec
+from app.contracts import Estimate, Plan, PlanRequest, PredictionRequest, Recommendation, WorkloadSpec
+from app.planner import plan
 from app.recommender import predict, recommend
 from app.server.deps import DatabaseDep, Reader
 
@@ -27,3 +28,13 @@ def post_prediction(request: PredictionRequest, _reader: Reader, db: DatabaseDep
     """One hardware (catalog_id, or machine_id and device) and one config: measured, interpolated or predicted."""
     with db.reading() as session:
         return predict(session, request)
+
+
+@router.post("/plans", response_model=Plan)
+def post_plan(request: PlanRequest, _reader: Reader, db: DatabaseDep) -> Response:
+    """How many devices of each candidate reach the target and hold the model, how long a training
+    job takes, and what owning (or renting) them costs over the period: ranked by the objective,
+    the rejected ones with their reasons, every assumption listed."""
+    with db.reading() as session:
+        answer = plan(session, request)
+    return Response(answer.model_dump_json(), media_type="application/json")
