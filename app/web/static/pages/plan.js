@@ -136,7 +136,7 @@ function planForm(spec, registry, zoo, catalog) {
       h("button", { type: "submit", id: "plan-submit" }, "Plan")));
 }
 
-const usd = (value) => (value === null || value === undefined ? "–" : "$" + fmt(value, 0));
+const usd = (value, digits = 0) => (value === null || value === undefined ? "–" : "$" + fmt(value, digits));
 const where = (hw) => (hw.owned ? `${hw.machine_name} ${hw.device}` : "catalog");
 
 /** An API error as the other pages show it, with a refused field's message where the server gave one. */
@@ -176,7 +176,7 @@ async function showPlan(out, spec) {
     const row = h("tr", { class: "candidate", "data-rank": c.rank, tabindex: "0" },
       td(c.rank, true), td(h("span", {}, c.hardware.name, h("div", { class: "muted small", text: where(c.hardware) }))),
       td(c.runtime), td(c.precision), td(c.batch_size, true), td(c.devices, true), td(c.systems, true), td(c.parallelism.replaceAll("_", " ")),
-      td(h("span", {}, fmt(c.throughput_samples_per_s), h("span", { class: "muted small", text: ` ±${fmt(c.estimate.error_pct, 0)}% ` }), badge(c.estimate.kind)), true),
+      td(h("span", {}, fmt(c.throughput_samples_per_s), h("span", { class: "muted small", text: ` ±${fmt(c.error_pct, 0)}% ` }), badge(c.estimate.kind)), true),
       td(fmt(c.scaling_efficiency * 100, 0) + "%", true),
       job ? td(fmt(c.job?.time_to_train_hours, 1), true) : null,
       td(`${fmt(c.memory_needed_gb)} / ${fmt(c.memory_gb)}`, true), td(fmt(c.system_power_w, 0), true),
@@ -204,11 +204,13 @@ async function showPlan(out, spec) {
       plan.candidates.length
         ? [h("p", { class: "muted small", text: "Select a row for its cost over time and its breakdown." }), h("div", { class: "scroll" }, table(headers, rows))]
         : h("p", { class: "muted", text: "No candidate reaches the target within the limits; see the rejected below." })),
-    plan.candidates.length ? h("div", { class: "grid2" }, box, breakdown) : null,
+    ...(plan.candidates.length ? [h("div", { class: "grid2" }, box, breakdown)] : []), // replaceChildren writes a null as "null"
     h("div", { class: "card", id: "plan-assumptions" }, h("h2", { text: "Assumptions" }),
       h("ul", {}, plan.assumptions.map((a) => h("li", { text: a })))),
     h("div", { class: "card", id: "plan-rejected" }, h("h2", { text: `Rejected (${plan.rejected.length})` }),
-      table(["hardware", "where", "config", { label: "devices", num: 1 }, "why"], rejected)),
+      // open when nothing was ranked: then the reasons are the answer
+      h("details", { open: !plan.candidates.length }, h("summary", { text: plan.rejected.length > 100 ? "the first 100 and why" : "which and why" }),
+        table(["hardware", "where", "config", { label: "devices", num: 1 }, "why"], rejected))),
     h("div", { class: "card" }, h("h2", { text: "The same query through the REST API" }), h("pre", { id: "plan-rest", text: curl })));
   if (plan.candidates.length) select(rows[0], plan.candidates[0]);
 }
@@ -243,8 +245,8 @@ function showBreakdown(card, c, query) {
       item("config", `${c.runtime} ${c.precision}, batch ${c.batch_size} per device`),
       item("devices", `${c.devices} in ${c.systems} system${c.systems === 1 ? "" : "s"}, ${c.parallelism.replaceAll("_", " ")}`
         + (c.link ? ` over ${c.link}` : "")),
-      item("throughput", `${fmt(c.throughput_samples_per_s)} samples/s in all (${fmt(c.estimate.throughput_samples_per_s)} per device, `
-        + `scaling ${fmt(c.scaling_efficiency * 100, 0)}%)`),
+      item("throughput", `${fmt(c.throughput_samples_per_s)} samples/s in all ±${fmt(c.error_pct, 0)}% `
+        + `(${fmt(c.estimate.throughput_samples_per_s)} per device ±${fmt(c.estimate.error_pct, 0)}%, scaling ${fmt(c.scaling_efficiency * 100, 0)}%)`),
       c.latency_p99_ms !== null && c.latency_p99_ms !== undefined ? item("p99 latency", `${fmt(c.latency_p99_ms, 2)} ms`) : null,
       item("memory", `${fmt(c.memory_needed_gb)} GB needed per device, ${fmt(c.memory_gb)} GB on it`),
       item("power", `${fmt(c.power_w, 0)} W per device, ${fmt(c.system_power_w, 0)} W in all, ${fmt(c.energy_per_sample_j, 3)} J per sample`),
@@ -253,10 +255,10 @@ function showBreakdown(card, c, query) {
         + `${fmt(k.energy_kwh, 0)} kWh ${usd(k.energy_usd)}, hosting ${usd(k.hosting_usd)}; total ${usd(k.total_usd)}`),
       k.cloud_usd_per_hour !== null && k.cloud_usd_per_hour !== undefined
         ? item("rented", `$${fmt(k.cloud_usd_per_hour, 2)}/h for all devices, ${usd(k.cloud_usd)} for the same hours`) : null,
-      c.job ? item("training job", `${fmt(c.job.time_to_train_hours, 1)} h, ${fmt(c.job.energy_kwh, 1)} kWh ${usd(c.job.energy_usd)}; `
-        + `owned ${usd(c.job.owned_usd)}, rented ${usd(c.job.cloud_usd)}`
+      c.job ? item("training job", `${fmt(c.job.time_to_train_hours, 1)} h, ${fmt(c.job.energy_kwh, 1)} kWh ${usd(c.job.energy_usd, 2)}; `
+        + `owned ${usd(c.job.owned_usd, 2)}, rented ${usd(c.job.cloud_usd, 2)}`
         + (query.target.job.deadline_hours ? ` (deadline ${fmt(query.target.job.deadline_hours)} h)` : "")) : null,
       item("estimate", badge(c.estimate.kind), " ", h("span", { class: "small", text: c.estimate.source })),
       item("why", h("span", { class: "explain", text: c.estimate.explanation }))),
-    c.notes.length ? h("ul", { class: "plan-notes" }, c.notes.map((n) => h("li", { text: n.text }))) : null);
+    h("ul", { class: "plan-notes" }, c.notes.map((n) => h("li", { text: n.text }))));
 }
