@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -109,6 +110,20 @@ def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, datab
     lab_own = hwadvisor("recommend", "mymodel", env=env)  # not in the zoo, but measured here
     assert lab_own.returncode == 0, lab_own.stderr
     assert "nothing has measured" not in lab_own.stdout and "torch-eager" in lab_own.stdout
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_plan_prints_devices_time_and_cost_and_refuses_a_bad_cloud_rate(database_url: str, tmp_path: Path) -> None:
+    env = scratch_env(database_url, tmp_path)
+    job = ("--dataset", "1281167", "--epochs", "90", "--deadline-h", "12", "--precision", "fp16", "--limit", "3")
+    shown = hwadvisor("plan", "resnet50", *job, "--cloud", "h100-sxm5-80gb=2.49", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "train h" in shown.stdout and "total 3y $" in shown.stdout and "assumptions:" in shown.stdout
+    as_json = hwadvisor("plan", "resnet50", *job, "--json", env=env)
+    answer = json.loads(as_json.stdout)
+    assert answer["candidates"] and all(c["job"]["time_to_train_hours"] <= 12 for c in answer["candidates"])
+    bad = hwadvisor("plan", "resnet50", "--cloud", "h100", env=env)
+    assert bad.returncode != 0 and "CATALOG_ID=USD_PER_DEVICE_HOUR" in bad.stderr and "Traceback" not in bad.stderr
 
 
 @pytest.fixture
