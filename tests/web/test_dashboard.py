@@ -1,19 +1,21 @@
 """The dashboard in real headless Chromium against a real server process: log in, the fleet, a
-machine's charts drawn, the recommend form answered, a job scheduled and cancelled, the catalog
-edited; read-only keys see but cannot change; the menu and the forms' choices read from the registry;
-screenshots of every page in artifacts/dashboard/."""
+machine's charts drawn, the recommend form answered, a training job planned, a job scheduled and
+cancelled, the catalog edited; read-only keys see but cannot change; the menu and the forms'
+choices read from the registry; screenshots of every page in artifacts/dashboard/."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 from playwright.sync_api import expect
 
 from testkit.factories import Api, result, run_report
 from testkit.lab import cpu_machine, measured
-from testkit.processes import ADMIN, ServerProcess
+from testkit.processes import ADMIN, ADMIN_HEADERS, ServerProcess
 
 NOT_MEASURED = (
     "throughput_samples_per_s",
@@ -207,7 +209,7 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     page = open_page(browser, server)
     menu = [a.get_attribute("data-page") for a in page.locator("#nav a").all()]
     # in each page's own order; the machine page has none: it is reached by links
-    assert menu == ["fleet", "compare", "recommend", "jobs", "catalog"]
+    assert menu == ["fleet", "compare", "recommend", "plan", "jobs", "catalog"]
     assert {row["name"] for row in registry["families"]["page"]} == {*menu, "machine"}
 
     page.click("#nav a[data-page=recommend]")
@@ -268,6 +270,67 @@ def test_the_machine_page_says_why_there_is_no_scaling_chart_and_counts_as_its_p
     ok_row = page.locator("#results tbody tr", has_text="onnxruntime-cpu").filter(has_not_text="oom")
     assert ok_row.locator("td").nth(7).inner_text() == "30 samples/s"  # the throughput column carries its unit
     assert page.errors == []
+
+
+def test_the_plan_page_ranks_device_counts_and_breaks_down_the_selected_one(
+    browser: Any, server: ServerProcess, screenshots: Path
+) -> None:
+    page = open_page(browser, server)
+    page.click("#nav a[data-page=plan]")
+    wait_ready(page, "plan")
+    assert page.input_value("#plan-form select[name=workload]") == "resnet50"
+    page.select_option("#plan-target", "job")
+    assert page.input_value("#plan-form select[name=task]") == "train"  # a training job needs it
+    assert page.locator("#plan-form input[name=request_rate_per_s]").is_hidden()
+    page.fill("input[name=dataset_samples]", "1281167")
+    page.fill("input[name=epochs]", "10")
+    page.fill("input[name=deadline_hours]", "1")  # 12.8 M samples in an hour: several devices
+    page.fill("input[name=cloud_part]", "h100-sxm5-80gb")
+    page.fill("input[name=cloud_usd_per_device_hour]", "3")
+    page.click("#plan-submit")
+    rows = page.locator("#plan-candidates tr.candidate")
+    rows.first.wait_for()
+
+    asked = json.loads(page.inner_text("#plan-rest").split("-d '", 1)[1].rstrip("'"))
+    assert asked["target"] == {"job": {"dataset_samples": 1281167, "epochs": 10, "deadline_hours": 1}}
+    assert asked["costs"] == {"cloud_usd_per_device_hour": {"h100-sxm5-80gb": 3}}
+    answer = httpx.post(f"{server.url}/api/v1/plans", json=asked, headers=ADMIN_HEADERS, timeout=60)
+    assert answer.status_code == 200, answer.text
+    plan = answer.json()
+    assert len(plan["candidates"]) >= 2
+    assert rows.count() == len(plan["candidates"])
+    cells = [row.split("\t") for row in rows.all_inner_texts()]
+    assert [c[1].split("\n")[0] for c in cells] == [c["hardware"]["name"] for c in plan["candidates"]]
+    assert [int(c[5]) for c in cells] == [c["devices"] for c in plan["candidates"]]
+    assert max(int(c[5]) for c in cells) > 1
+    assert all(float(c[10]) <= 1 for c in cells), "every plan's time to train meets the deadline"
+    first = plan["candidates"][0]
+    assert cells[0][16] == f"${first['costs']['total_usd']:,.0f}"
+    assert "Assumptions" in page.inner_text("#plan-assumptions") and page.locator("#plan-assumptions li").count() >= 1
+
+    assert chart_points(page, "#chart-cost") >= 2
+    assert page.inner_text("#plan-breakdown h2") == f"#1 {first['hardware']['name']}"
+    breakdown = page.inner_text("#plan-breakdown")
+    assert first["estimate"]["explanation"] in breakdown and "null" not in breakdown
+    assert all(note["text"] in breakdown for note in first["notes"])
+    page.screenshot(path=str(screenshots / "7-plan.png"), full_page=True)
+
+    second = plan["candidates"][1]
+    rows.nth(1).click()
+    expect(page.locator("#plan-breakdown h2")).to_have_text(f"#2 {second['hardware']['name']}")
+    assert rows.nth(1).get_attribute("aria-current") == "true" and rows.first.get_attribute("aria-current") is None
+    caption = page.inner_text("#chart-cost-caption")
+    assert caption.startswith(f"{second['hardware']['name']}, {second['devices']} device")
+    lines = "(canvas) => window.Chart.getChart(canvas).data.datasets.map((d) => d.data.length)"
+    drawn = page.locator("#chart-cost canvas").evaluate(lines)  # the same chart, its lines now the second's
+    assert drawn == [sum(p[k] is not None for p in second["cost_over_time"]) for k in ("owned_usd", "cloud_usd")]
+
+    # a target the task cannot have: the server's words, on the page
+    wrong = {"workload": "resnet50", "task": "train", "target": {"serving": {"request_rate_per_s": 100}}}
+    page.goto(f"{server.url}/#/plan?" + urlencode({"spec": json.dumps(wrong)}))
+    expect(page.locator("#plan-result .error")).to_contain_text("invalid")
+    assert "a serving target needs task 'infer'" in page.inner_text("#plan-result")
+    assert [e for e in page.errors if "422" not in e] == []
 
 
 def catalog_total(server: ServerProcess, **params: Any) -> int:

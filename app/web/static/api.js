@@ -4,7 +4,8 @@
 export const API = "/api/v1";
 
 export class ApiError extends Error {
-  constructor(status, detail) { super(detail); this.status = status; }
+  /** `problem`: the problem+json body where there was one (a 422's `errors` name the refused fields). */
+  constructor(status, detail, problem) { super(detail); this.status = status; this.problem = problem || null; }
 }
 
 let onExpired = () => {};
@@ -33,7 +34,7 @@ export async function api(method, path, body, { contentType, loggingIn = false }
   const data = response.headers.get("content-type")?.includes("json") ? await response.json() : await response.text();
   if (!response.ok) {
     if (response.status === 401 && !loggingIn) onExpired();
-    throw new ApiError(response.status, (data && data.detail) || response.statusText);
+    throw new ApiError(response.status, (data && data.detail) || response.statusText, typeof data === "object" ? data : null);
   }
   return data;
 }
