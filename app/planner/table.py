@@ -4,7 +4,7 @@ reasons, the assumptions and the notes."""
 from __future__ import annotations
 
 from app.contracts import Plan, PlanCandidate
-from app.recommender.table import KIND_MARK
+from app.recommender.table import KIND_MARK, rejected_lines
 
 
 def _number(value: float | None, fmt: str = ",.0f") -> str:
@@ -39,13 +39,7 @@ def render(answer: Plan, *, rejected: int = 10) -> str:
         best = answer.candidates[0]
         lines.append(f"best: {best.estimate.explanation}")
         lines.extend(f"      {note.text}" for note in best.notes)
-    if answer.rejected:
-        lines.append(f"\nrejected ({len(answer.rejected)}):")
-        for r in answer.rejected[:rejected]:
-            why = "; ".join(reason.text for reason in r.reasons)
-            lines.append(f"  {r.hardware.name} {r.runtime} {r.precision.value} batch {r.batch_size}: {why}")
-        if len(answer.rejected) > rejected:
-            lines.append(f"  ... and {len(answer.rejected) - rejected} more (--json lists all)")
+    lines.extend(rejected_lines(answer.rejected, rejected))
     lines.append("\nassumptions:")
     lines.extend(f"  - {a}" for a in answer.assumptions)
     lines.extend(f"note: {note}" for note in answer.notes)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app.contracts import Candidate, EstimateKind, Recommendation
+from collections.abc import Sequence
+
+from app.contracts import Candidate, EstimateKind, PlanRejection, Recommendation, Rejection
 
 KIND_MARK = {
     EstimateKind.measured: "measured",
@@ -37,6 +39,19 @@ def _prices(candidates: list[Candidate]) -> list[str]:
     return lines
 
 
+def rejected_lines(rejected: Sequence[Rejection | PlanRejection], shown: int) -> list[str]:
+    """The first ``shown`` rejections with their reasons in words (a recommendation's or a plan's)."""
+    if not rejected:
+        return []
+    lines = [f"\nrejected ({len(rejected)}):"]
+    for r in rejected[:shown]:
+        why = "; ".join(reason.text for reason in r.reasons)
+        lines.append(f"  {r.hardware.name} {r.runtime} {r.precision.value} batch {r.batch_size}: {why}")
+    if len(rejected) > shown:
+        lines.append(f"  ... and {len(rejected) - shown} more (--json lists all)")
+    return lines
+
+
 def render(answer: Recommendation, *, rejected: int = 10) -> str:
     lines = []
     header = (
@@ -60,13 +75,7 @@ def render(answer: Recommendation, *, rejected: int = 10) -> str:
     lines.extend(_prices(answer.candidates))
     if answer.candidates:
         lines.append(f"best: {answer.candidates[0].estimate.explanation}")
-    if answer.rejected:
-        lines.append(f"\nrejected ({len(answer.rejected)}):")
-        for r in answer.rejected[:rejected]:
-            why = "; ".join(reason.text for reason in r.reasons)
-            lines.append(f"  {r.hardware.name} {r.runtime} {r.precision.value} batch {r.batch_size}: {why}")
-        if len(answer.rejected) > rejected:
-            lines.append(f"  ... and {len(answer.rejected) - rejected} more (--json lists all)")
+    lines.extend(rejected_lines(answer.rejected, rejected))
     for note in answer.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines)
