@@ -1,4 +1,5 @@
-"""A config: one point of a suite's grid (workload x task x runtime x device x precision x batch x threads)."""
+"""A config: one point of a suite's grid (workload x task x runtime x device x precision x batch x
+threads x devices)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,19 @@ class BenchConfig:
     """None for a primitive (a GEMM has no task)."""
     runtime: str
     device: str
+    """The first device; a config of several devices runs on this one and the next ``devices - 1``."""
     precision: Precision
     batch_size: int
+    """Per device: a data-parallel step trains ``devices x batch_size`` samples."""
     threads: int | None = None
+    """Per process: each data-parallel rank on the CPU runs this many."""
+    devices: int = 1
+    """Data-parallel ranks measured together (app/bench/data_parallel.py); 1 is the plain path."""
 
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""
+        devices = f" devices={self.devices}" if self.devices > 1 else ""
         workload = workload_label(self.workload, self.task)
-        return f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}"
+        return (
+            f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}{devices}"
+        )

@@ -52,6 +52,7 @@ def _config_fields(config: BenchConfig) -> dict[str, object]:
         "precision": config.precision,
         "batch_size": config.batch_size,
         "threads": config.threads,
+        "devices": config.devices,
     }
 
 

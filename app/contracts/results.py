@@ -57,7 +57,14 @@ class Result(Strict):
     device: DeviceId
     precision: Precision
     batch_size: int = Field(ge=1, le=1_000_000)
-    threads: int | None = Field(default=None, ge=1, le=4096)
+    threads: int | None = Field(default=None, ge=1, le=4096, description="Per process (per device's rank).")
+    devices: int = Field(
+        default=1,
+        ge=1,
+        le=1024,
+        description="Devices measured together (data-parallel ranks); throughput is theirs together. "
+        "Results without it are of one device.",
+    )
     status: ResultStatus
     reason: Text | None = None
     throughput_samples_per_s: NonNegative | None = None
@@ -77,6 +84,10 @@ class Result(Strict):
     achieved_tflops: NonNegative | None = Field(default=None, description="For GEMM primitives.")
     bandwidth_gb_per_s: NonNegative | None = Field(default=None, description="For copy primitives.")
     compile_time_s: NonNegative | None = None
+    scaling_efficiency: NonNegative | None = Field(
+        default=None,
+        description="Data-parallel: throughput / (devices x one device's throughput, measured in the same run).",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -61,7 +61,9 @@ def owned_devices(session: Session) -> list[OwnedDevice]:
 
 
 def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[LabMeasurement]:
-    """Every ok result of the workload and task, oldest run first (so later ones replace earlier)."""
+    """Every ok result of the workload and task on one device, oldest run first (so later ones
+    replace earlier). A data-parallel result's throughput is several devices' together: it is not
+    evidence of what one device does."""
     r = ResultRow
     rows = session.execute(
         select(
@@ -81,7 +83,7 @@ def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[La
             r.iterations,
         )
         .join(Run, Run.id == r.run_id)
-        .where(r.workload == workload, r.task == task.value, r.status == ResultStatus.ok.value)
+        .where(r.workload == workload, r.task == task.value, r.status == ResultStatus.ok.value, r.devices == 1)
         .order_by(Run.finished_at, r.id)
     )
     # SQLAlchemy's rows already are named tuples of these columns: no copy per row

@@ -183,6 +183,8 @@ class ResultRow(Base):
     precision: Mapped[str] = mapped_column(String(8))
     batch_size: Mapped[int] = mapped_column(Integer)
     threads: Mapped[int | None] = mapped_column(Integer)
+    devices: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    """Data-parallel ranks measured together; rows from before revision 0008 are of one device."""
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str | None] = mapped_column(Text)
     throughput_samples_per_s: Mapped[float | None] = mapped_column(Float)
@@ -202,6 +204,7 @@ class ResultRow(Base):
     achieved_tflops: Mapped[float | None] = mapped_column(Float)
     bandwidth_gb_per_s: Mapped[float | None] = mapped_column(Float)
     compile_time_s: Mapped[float | None] = mapped_column(Float)
+    scaling_efficiency: Mapped[float | None] = mapped_column(Float)
 
     machine: Mapped[Machine] = relationship(lazy="raise")
     """Read with the row by a join (contains_eager) when wanted; never loaded one row at a time."""
