@@ -43,7 +43,10 @@ def figure_of_merit(result: Result) -> str:
         return f"{result.achieved_tflops * 1000:,.1f} GFLOP/s"
     if result.bandwidth_gb_per_s is not None:
         return f"{result.bandwidth_gb_per_s:,.1f} GB/s"
-    return f"{_number(result.throughput_samples_per_s)} /s"
+    throughput = f"{_number(result.throughput_samples_per_s)} /s"
+    if result.scaling_efficiency is not None:
+        return f"{throughput} ({result.scaling_efficiency:.0%} scaling)"
+    return throughput
 
 
 def _ci_half_width(r: Result) -> str:
@@ -59,7 +62,7 @@ def _row(r: Result) -> tuple[str, ...]:
     keys = (
         workload_label(r.workload, r.task),
         r.runtime,
-        r.device,
+        r.device if r.devices == 1 else f"{r.device} x{r.devices}",
         r.precision.value,
         str(r.batch_size),
         str(r.threads or "-"),

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 import torch
 
 from app import __version__
+from app.bench import data_parallel
 from app.bench.config import BenchConfig
 from app.bench.energy import EnergyReading, Metered, PeakRss, Sampler, meter_for
 from app.bench.measure import Timing, measure, timed
@@ -61,12 +62,16 @@ def _failed(config: BenchConfig, status: ResultStatus, reason: str) -> Result:
 
 
 def unsupported_reason(config: BenchConfig, machine: MachineSpec) -> str | None:
-    if config.workload in primitives:
-        return primitives.get(config.workload)().unsupported(config, machine)
-    if config.workload not in workloads:
+    """Why the config cannot run here, or None; for several devices, what data parallelism needs first."""
+    primitive = config.workload in primitives
+    if not primitive and config.workload not in workloads:
         return f"unknown workload {config.workload!r}; known: {', '.join(workloads.names() + primitives.names())}"
-    if config.runtime not in runtimes:
+    if not primitive and config.runtime not in runtimes:
         return f"unknown runtime {config.runtime!r}; known: {', '.join(runtimes.names())}"
+    if config.devices > 1 and (reason := data_parallel.unsupported(config, machine)):
+        return reason
+    if primitive:
+        return primitives.get(config.workload)().unsupported(config, machine)
     runtime = runtimes.get(config.runtime)()
     return runtime.unavailable() or runtime.unsupported(config, machine)
 
@@ -74,16 +79,20 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec) -> str | None:
 def _result(
     config: BenchConfig,
     timing: Timing,
-    energy: EnergyReading,
+    energy: EnergyReading | None,
     peak_memory_mb: float | None,
     *,
     compile_time_s: float | None = None,
     work: tuple[float, str] | None = None,
+    samples_per_step: int | None = None,
+    scaling_efficiency: float | None = None,
 ) -> Result:
+    """``samples_per_step`` defaults to the batch; a data-parallel step trains every rank's batch."""
     median = timing.median_s
     low, high = timing.ci95_s
-    samples = timing.n * config.batch_size
-    joules = energy.joules if energy.source is not PowerSource.none else None
+    per_step = samples_per_step or config.batch_size
+    samples = timing.n * per_step
+    joules = energy.joules if energy is not None and energy.source is not PowerSource.none else None
     tflops = bandwidth = None
     if work is not None:
         amount, unit = work
@@ -95,7 +104,7 @@ def _result(
         {
             **_config_fields(config),
             "status": ResultStatus.ok,
-            "throughput_samples_per_s": config.batch_size / median,
+            "throughput_samples_per_s": per_step / median,
             "latency_p50_ms": median * 1000,
             "latency_p90_ms": timing.percentile_s(90) * 1000,
             "latency_p99_ms": timing.percentile_s(99) * 1000,
@@ -106,12 +115,13 @@ def _result(
             "iterations": timing.n,
             "stable": timing.stable,
             "peak_memory_mb": peak_memory_mb,
-            "mean_power_w": energy.mean_power_w if joules is not None else None,
+            "mean_power_w": energy.mean_power_w if energy is not None and joules is not None else None,
             "energy_per_sample_j": joules / samples if joules is not None else None,
-            "power_source": energy.source if joules is not None else PowerSource.none,
+            "power_source": energy.source if energy is not None and joules is not None else PowerSource.none,
             "achieved_tflops": tflops,
             "bandwidth_gb_per_s": bandwidth,
             "compile_time_s": compile_time_s,
+            "scaling_efficiency": scaling_efficiency,
         }
     )
 
@@ -123,6 +133,8 @@ def run_config(
     reason = unsupported_reason(config, machine)
     if reason:
         return _failed(config, ResultStatus.unsupported, reason)
+    if config.devices > 1:
+        return _run_parallel(config, machine, measure_config, size)
     threads_before = torch.get_num_threads()
     rss = PeakRss()
     energy = Metered(meter_for(config.device, machine))
@@ -156,13 +168,39 @@ def run_config(
     except KeyboardInterrupt:
         raise
     except Exception as exc:
-        status = ResultStatus.oom if _is_oom(exc) else ResultStatus.error
-        return _failed(config, status, f"{exc.__class__.__name__}: {exc}")
+        return _caught(config, exc)
     finally:
         torch.set_num_threads(threads_before)
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+def _caught(config: BenchConfig, exc: Exception) -> Result:
+    status = ResultStatus.oom if _is_oom(exc) else ResultStatus.error
+    return _failed(config, status, f"{exc.__class__.__name__}: {exc}")
+
+
+def _run_parallel(config: BenchConfig, machine: MachineSpec, measure_config: MeasureSpec, size: Size) -> Result:
+    """devices > 1: one process per device (app/bench/data_parallel.py). No energy figure yet: this
+    process's meters see neither the other processes' CPU time nor the other GPUs."""
+    config = data_parallel.resolved(config, machine)
+    try:
+        outcome = data_parallel.measure_parallel(config, measure_config, size=size)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        return _caught(config, exc)
+    collective = config.workload in primitives
+    return _result(
+        config,
+        outcome.timing,
+        None,
+        outcome.peak_memory_mb,
+        work=outcome.work,
+        samples_per_step=config.batch_size * (1 if collective else config.devices),
+        scaling_efficiency=outcome.scaling_efficiency,
+    )
 
 
 def run_suite(

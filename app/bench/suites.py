@@ -5,7 +5,11 @@ row stands for every combination. Device ``cuda`` means every GPU of the machine
 machine: the row then adds nothing); ``cuda:1`` means that GPU, and is recorded unsupported where
 it is missing. Threads: numbers, ``all`` (the CPUs this process may use, which is the default),
 or ``scaling`` (1, 2, 4, ... up to the physical cores, then the logical count if SMT adds more).
-Primitives (gemm_*, copy_*, h2d_*, d2h_*) take no task, runtime or batch size.
+Primitives (gemm_*, copy_*, h2d_*, d2h_*, allreduce_*) take no task, runtime or batch size.
+
+Device counts (``device_counts = [1, 2]``): a config of N devices runs N data-parallel processes
+(app/bench/data_parallel.py) from its device on: ``cuda`` then means the first GPU only, and on
+the CPU threads are per process, so ``all`` and ``scaling`` count up to 1/N of the CPUs.
 """
 
 from __future__ import annotations
@@ -37,21 +41,23 @@ def default_threads(machine: MachineSpec) -> int:
     return max(1, min(machine.cpu.physical_cores, math.floor(machine.cpu.effective_cpus)))
 
 
-def thread_counts(spec: ThreadSpec, machine: MachineSpec) -> list[int]:
+def thread_counts(spec: ThreadSpec, machine: MachineSpec, processes: int = 1) -> list[int]:
+    """Threads per process; ``processes`` share the CPUs, so ``all`` and ``scaling`` count their share."""
     if isinstance(spec, int):
         return [spec]
     if spec == "all":
-        return [default_threads(machine)]
-    usable = max(1, math.floor(machine.cpu.effective_cpus))
-    physical = min(machine.cpu.physical_cores, usable)
+        return [max(1, default_threads(machine) // processes)]
+    usable = max(1, math.floor(machine.cpu.effective_cpus) // processes)
+    physical = max(1, min(machine.cpu.physical_cores // processes, usable))
     counts = [2**i for i in range(physical.bit_length()) if 2**i <= physical]
-    counts += [c for c in (physical, min(machine.cpu.logical_cores, usable)) if c not in counts]
+    counts += [c for c in (physical, min(machine.cpu.logical_cores // processes, usable)) if c not in counts and c]
     return sorted(counts)
 
 
-def _devices(spec: str, machine: MachineSpec) -> list[str]:
+def _devices(spec: str, machine: MachineSpec, count: int) -> list[str]:
     if spec == "cuda":
-        return [d.id for d in machine.devices if d.kind.value == "cuda"]
+        gpus = [d.id for d in machine.devices if d.kind.value == "cuda"]
+        return gpus[:1] if count > 1 else gpus
     return [spec]
 
 
@@ -62,15 +68,17 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
         tasks: list[Task | None] = [None] if is_primitive else list(row.tasks)
         runtimes = ["torch-eager"] if is_primitive else row.runtimes
         batches = [1] if is_primitive else row.batch_sizes
-        for device_spec, task, runtime, precision, batch in itertools.product(
-            row.devices, tasks, runtimes, row.precisions, batches
+        for device_spec, count, task, runtime, precision, batch in itertools.product(
+            row.devices, row.device_counts, tasks, runtimes, row.precisions, batches
         ):
-            for device in _devices(device_spec, machine):
+            for device in _devices(device_spec, machine, count):
                 threads: list[int | None] = (
-                    [t for spec in row.threads for t in thread_counts(spec, machine)] if device == "cpu" else [None]
+                    [t for spec in row.threads for t in thread_counts(spec, machine, count)]
+                    if device == "cpu"
+                    else [None]
                 )
-                for count in dict.fromkeys(threads):
-                    configs.append(BenchConfig(workload, task, runtime, device, precision, batch, count))
+                for per_process in dict.fromkeys(threads):
+                    configs.append(BenchConfig(workload, task, runtime, device, precision, batch, per_process, count))
     return configs
 
 

@@ -124,6 +124,11 @@ class GridSpec(BaseModel):
     precisions: list[Precision] = Field(default=[Precision.fp32], max_length=GRID_LIST_MAX)
     batch_sizes: list[Annotated[int, Field(ge=1, le=1_000_000)]] = Field(default=[1], max_length=GRID_LIST_MAX)
     threads: list[ThreadSpec] = Field(default=["all"], max_length=GRID_LIST_MAX)
+    device_counts: list[Annotated[int, Field(ge=1, le=1024)]] = Field(
+        default=[1],
+        max_length=GRID_LIST_MAX,
+        description="Devices per config: 2 or more is data-parallel training (task train) or a collective.",
+    )
 
 
 class SuiteSpec(BaseModel):

@@ -55,6 +55,9 @@ class PreparedPrimitive:
 
 class Primitive(ABC):
     info: ClassVar[PrimitiveInfo]
+    collective: ClassVar[bool] = False
+    """A collective runs in every rank of a config's ``devices`` (app/bench/data_parallel.py), and
+    ``prepare`` is called there, in a process group; any other primitive measures one device."""
 
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
         from app.bench.torch_support import device_unsupported

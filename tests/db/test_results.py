@@ -1,0 +1,31 @@
+"""A result keeps its device count and scaling efficiency through the contract and the database."""
+
+from __future__ import annotations
+
+from app.contracts import Heartbeat, Result, TokenKind
+from app.db import machines, results, runs, tokens
+from app.db.engine import Database
+from testkit.factories import machine_spec, result, run_report
+
+
+def test_a_two_device_result_round_trips_and_an_old_one_is_of_one_device(db: Database) -> None:
+    two = result(workload="resnet20", task="train", device="cpu", threads=1, devices=2, scaling_efficiency=0.87)
+    assert Result.model_validate_json(two.model_dump_json()) == two
+    legacy = result().model_dump(mode="json")
+    del legacy["devices"], legacy["scaling_efficiency"]  # as an agent from before data parallelism uploads
+    old = Result.model_validate(legacy)
+    assert old.devices == 1 and old.scaling_efficiency is None
+
+    spec = machine_spec()
+    with db.writing() as session:
+        enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
+        machine, _token, _status = machines.enroll(
+            session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
+        )
+        machines.heartbeat(session, machine.id, Heartbeat(state="idle"))  # type: ignore[arg-type]
+        machine_id = machine.id
+    runs.ingest(db, machine_id=machine_id, report=run_report(spec, results=[two, old]))
+    with db.reading() as session:
+        stored = results.page(session, results.ResultFilter(machine_id=machine_id), limit=10, offset=0).items
+    assert [(r.devices, r.scaling_efficiency) for r in stored] == [(2, 0.87), (1, None)]
+    assert stored[0].model_dump(include=set(Result.model_fields)) == two.model_dump()
