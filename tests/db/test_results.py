@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from app.contracts import Heartbeat, Result, TokenKind
-from app.db import machines, results, runs, tokens
+import uuid
+
+from app.contracts import Heartbeat, Result, Task, TokenKind
+from app.db import evidence, machines, results, runs, tokens
 from app.db.engine import Database
 from testkit.factories import machine_spec, result, run_report
 
@@ -16,6 +18,26 @@ def test_a_two_device_result_round_trips_and_an_old_one_is_of_one_device(db: Dat
     old = Result.model_validate(legacy)
     assert old.devices == 1 and old.scaling_efficiency is None
 
+    machine_id = _store(db, [two, old])
+    with db.reading() as session:
+        stored = results.page(session, results.ResultFilter(machine_id=machine_id), limit=10, offset=0).items
+    assert [(r.devices, r.scaling_efficiency) for r in stored] == [(2, 0.87), (1, None)]
+    assert stored[0].model_dump(include=set(Result.model_fields)) == two.model_dump()
+
+
+def test_the_recommender_reads_one_device_results_only(db: Database) -> None:
+    """Two devices' throughput together is not evidence of what one device does."""
+    train = {"workload": "resnet20", "task": "train", "device": "cpu", "threads": 1}
+    one = result(**train, batch_size=32, throughput_samples_per_s=220.0)
+    two = result(**train, batch_size=32, throughput_samples_per_s=400.0, devices=2, scaling_efficiency=0.91)
+    _store(db, [one, two])
+    with db.reading() as session:
+        measured = list(evidence.lab_measurements(session, "resnet20", Task.train))
+    assert [m.throughput_samples_per_s for m in measured] == [220.0]
+
+
+def _store(db: Database, stored: list[Result]) -> uuid.UUID:
+    """An enrolled, online machine's run of these results; the machine's id."""
     spec = machine_spec()
     with db.writing() as session:
         enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
@@ -24,8 +46,5 @@ def test_a_two_device_result_round_trips_and_an_old_one_is_of_one_device(db: Dat
         )
         machines.heartbeat(session, machine.id, Heartbeat(state="idle"))  # type: ignore[arg-type]
         machine_id = machine.id
-    runs.ingest(db, machine_id=machine_id, report=run_report(spec, results=[two, old]))
-    with db.reading() as session:
-        stored = results.page(session, results.ResultFilter(machine_id=machine_id), limit=10, offset=0).items
-    assert [(r.devices, r.scaling_efficiency) for r in stored] == [(2, 0.87), (1, None)]
-    assert stored[0].model_dump(include=set(Result.model_fields)) == two.model_dump()
+    runs.ingest(db, machine_id=machine_id, report=run_report(spec, results=stored))
+    return machine_id
