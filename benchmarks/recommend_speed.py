@@ -58,6 +58,14 @@ ASKS: dict[str, dict[str, object]] = {
         "scope": "catalog",
         "limit": 50,
     },
+    "resnet50 train, catalog, 8 devices": {
+        "workload": "resnet50",
+        "task": "train",
+        "objective": "throughput",
+        "scope": "catalog",
+        "constraints": {"device_count": 8, "min_throughput_samples_per_s": 20000},
+        "limit": 50,
+    },
     "custom, catalog": {
         "task": "infer",
         "objective": "throughput",

@@ -14,32 +14,43 @@ from app.perfmodel.predict import profile_of
 from app.recommender.columns import PRECISIONS, Columns, Floats, Ints
 
 
-def together(spec: WorkloadSpec, table: Columns, rows: Ints, throughput: Floats) -> Floats:
-    """Samples/s of ``device_count`` devices for each of ``rows``, whose one-device throughput is given."""
-    n = spec.constraints.device_count
-    if n == 1 or spec.task is not Task.train or len(rows) == 0:
-        return throughput * n
-    gradient = np.array([_gradient_bytes(spec, p) for p in PRECISIONS], dtype=np.float64)[table.precision_index[rows]]
-    links = [scaling.ring_link(h.spec, n) for h in table.hardware]
-    gb_s = np.array([np.nan if link is None else link.gb_s for link in links])[table.hardware_index[rows]]
-    batch = np.array([table.options[i].config.batch_size for i in rows.tolist()], dtype=np.float64)
-    modelled = ~np.isnan(gradient) & ~np.isnan(gb_s) & (throughput > 0)
-    out = throughput * n
-    if modelled.any():
-        out[modelled] = scaling.data_parallel_throughputs(
-            batch[modelled] / throughput[modelled],
-            batch[modelled],
-            float(n),
-            gradient[modelled],
-            gb_s[modelled],
-            scaling.shipped().params,
-        )
-    return out
-
-
 def modelled(spec: WorkloadSpec) -> bool:
-    """Whether ``together`` models the devices (training on several) rather than multiplying."""
+    """Whether the devices are modelled (training on several) rather than multiplied."""
     return spec.constraints.device_count > 1 and spec.task is Task.train
+
+
+class Together:
+    """Samples/s of ``device_count`` devices for rows of one ask's table. Each row's batch, gradient
+    bytes and link are read once per ask (a ranking asks for every row, then for each listed one)."""
+
+    def __init__(self, spec: WorkloadSpec, table: Columns) -> None:
+        self.n = spec.constraints.device_count
+        self.modelled = modelled(spec)
+        if not self.modelled:
+            return
+        per_precision = np.array([_gradient_bytes(spec, p) for p in PRECISIONS], dtype=np.float64)
+        self.gradient = per_precision[table.precision_index]
+        links = [scaling.ring_link(h.spec, self.n) for h in table.hardware]
+        self.gb_s = np.array([np.nan if link is None else link.gb_s for link in links])[table.hardware_index]
+        self.batch = np.array([o.config.batch_size for o in table.options], dtype=np.float64)
+        self.params = scaling.shipped().params
+
+    def __call__(self, rows: Ints, throughput: Floats) -> Floats:
+        """For each of ``rows``, whose one-device throughput is given."""
+        out = throughput * self.n
+        if not self.modelled or len(rows) == 0:
+            return out
+        gradient, gb_s, batch = self.gradient[rows], self.gb_s[rows], self.batch[rows]
+        known = ~np.isnan(gradient) & ~np.isnan(gb_s) & (throughput > 0)
+        if known.any():
+            out[known] = scaling.data_parallel_throughputs(
+                batch[known] / throughput[known], batch[known], float(self.n), gradient[known], gb_s[known], self.params
+            )
+        return out
+
+    def one(self, row: int, throughput: float) -> float:
+        """For one row (a listed candidate or rejection, whose estimate may be capped)."""
+        return float(self(np.array([row], dtype=np.int64), np.array([throughput]))[0])
 
 
 def _gradient_bytes(spec: WorkloadSpec, precision: Precision) -> float:

@@ -13,7 +13,7 @@ from app.contracts import Candidate, Price, ReasonCode, Recommendation, Rejectio
 from app.perfmodel import power as power_model
 from app.recommender import reasons as words
 from app.recommender.columns import Columns, Floats, Ints, Option
-from app.recommender.devices import modelled, together
+from app.recommender.devices import Together, modelled
 from app.recommender.guess import Guess
 from app.recommender.objectives import MISSING, Scored, objective
 from app.recommender.power import capped
@@ -110,11 +110,6 @@ def _reasons(spec: WorkloadSpec, option: Option, price: Price | None, system_thr
     return reasons
 
 
-def _one_row(spec: WorkloadSpec, table: Columns, row: int, throughput: float) -> float:
-    """``together`` for one row (a listed candidate or rejection; the estimate may be capped)."""
-    return float(together(spec, table, np.array([row], dtype=np.int64), np.array([throughput]))[0])
-
-
 def _unpriced(option: Option) -> Why:
     hardware = option.hardware.ref
     return why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id)
@@ -141,19 +136,22 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     c = spec.constraints
     allowed = table.allowed(c.precisions, c.runtimes)
     figures = Figures(table.throughput, table.power_w, table.latency_p99_ms, table.memory_gb)
-    reasons = rejected_by(spec, table, figures) & allowed
+    together = Together(spec, table)
+    reasons = rejected_by(spec, table, figures, together) & allowed
     budget = _limits(spec)
     capped_rows = np.zeros(len(table), dtype=np.bool_)
     if budget is not None:
-        power_only = reasons & ~rejected_by(spec, table, figures, power=False)
+        power_only = reasons & ~rejected_by(spec, table, figures, together, power=False)
         figures, capped_rows = capped_figures(table, figures, budget, power_only)
-        capped_rows &= ~rejected_by(spec, table, figures)
+        capped_rows &= ~rejected_by(spec, table, figures, together)
     feasible = np.flatnonzero((allowed & ~reasons) | capped_rows)
-    scored = scores(spec, table, figures, feasible)
+    scored = scores(spec, table, figures, feasible, together)
     order = _order(spec, scored, table.kind_order[feasible])
     front = pareto_front(scored)
     candidates = [
-        _listed_candidate(spec, table, int(feasible[i]), bool(capped_rows[feasible[i]]), budget, rank, bool(front[i]))
+        _listed_candidate(
+            spec, table, together, int(feasible[i]), bool(capped_rows[feasible[i]]), budget, rank, bool(front[i])
+        )
         for rank, i in enumerate(order[: spec.limit].tolist(), start=1)
     ]
     _note_unpriced(spec, table, feasible, notes)
@@ -169,7 +167,7 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     out = out[np.argsort(-table.throughput[out], kind="stable")]
     if len(out) > MAX_REJECTED:
         notes.append(f"{len(out)} candidates rejected; the {MAX_REJECTED} fastest are listed")
-    listed = [_rejection(spec, table, int(i)) for i in out[:MAX_REJECTED].tolist()]
+    listed = [_rejection(spec, table, together, int(i)) for i in out[:MAX_REJECTED].tolist()]
     return Recommendation(query=spec, candidates=candidates, rejected=listed, notes=notes)
 
 
@@ -182,7 +180,7 @@ class Figures(NamedTuple):
     memory_gb: Floats
 
 
-def rejected_by(spec: WorkloadSpec, table: Columns, f: Figures, *, power: bool = True) -> Bools:
+def rejected_by(spec: WorkloadSpec, table: Columns, f: Figures, together: Together, *, power: bool = True) -> Bools:
     """Rows ``_reasons`` has a reason against (with ``power=False``: a reason other than over a power
     budget, which a cap cannot cure). The same comparisons, on columns."""
     c, n = spec.constraints, spec.constraints.device_count
@@ -197,7 +195,7 @@ def rejected_by(spec: WorkloadSpec, table: Columns, f: Figures, *, power: bool =
     if c.latency_p99_slo_ms is not None:
         out |= np.isnan(f.latency_p99_ms) | (f.latency_p99_ms > c.latency_p99_slo_ms)
     if c.min_throughput_samples_per_s is not None:
-        out |= together(spec, table, np.arange(len(table)), f.throughput) < c.min_throughput_samples_per_s
+        out |= together(np.arange(len(table)), f.throughput) < c.min_throughput_samples_per_s
     out |= f.memory_gb > table.device_memory_gb  # NaN on either side: no reason
     if c.max_price_usd is not None:
         out |= np.isnan(table.price_usd) | (table.price_usd * n > c.max_price_usd)
@@ -233,7 +231,7 @@ class ScoredColumns(NamedTuple):
     cost_per_million_usd: Floats
 
 
-def scores(spec: WorkloadSpec, table: Columns, f: Figures, rows: Ints) -> ScoredColumns:
+def scores(spec: WorkloadSpec, table: Columns, f: Figures, rows: Ints, together: Together) -> ScoredColumns:
     """``_score`` of the given rows, with the same arithmetic in the same order."""
     throughput, power = f.throughput[rows], f.power_w[rows]
     price = table.price_usd[rows]
@@ -245,7 +243,7 @@ def scores(spec: WorkloadSpec, table: Columns, f: Figures, rows: Ints) -> Scored
         )
         cost = per_second * 1e6 / throughput
     cost = np.where(np.isfinite(cost), cost, np.nan)
-    system = together(spec, table, rows, throughput)
+    system = together(rows, throughput)
     return ScoredColumns(throughput, system, f.latency_p99_ms[rows], power, per_w, joules, cost)
 
 
@@ -265,6 +263,7 @@ def _order(spec: WorkloadSpec, scored: ScoredColumns, kind_order: Ints) -> Ints:
 def _listed_candidate(
     spec: WorkloadSpec,
     table: Columns,
+    together: Together,
     row: int,
     was_capped: bool,
     budget: float | None,
@@ -278,7 +277,7 @@ def _listed_candidate(
         assert lower is not None
         option = option._replace(estimate=lower)
     price = table.prices[int(table.hardware_index[row])]
-    system = _one_row(spec, table, row, option.estimate.throughput_samples_per_s)
+    system = together.one(row, option.estimate.throughput_samples_per_s)
     return _candidate(rank, option, _score(spec, option.estimate, price, system), price, spec, on_front)
 
 
@@ -330,9 +329,9 @@ def _listed(option: Option) -> dict[str, Any]:
     }
 
 
-def _rejection(spec: WorkloadSpec, table: Columns, row: int) -> Rejection:
+def _rejection(spec: WorkloadSpec, table: Columns, together: Together, row: int) -> Rejection:
     option = table.options[row]
-    system = _one_row(spec, table, row, option.estimate.throughput_samples_per_s)
+    system = together.one(row, option.estimate.throughput_samples_per_s)
     reasons = _reasons(spec, option, table.prices[int(table.hardware_index[row])], system)
     return Rejection(**_listed(option), reasons=[words.to_reason(r) for r in reasons])
 
