@@ -37,6 +37,15 @@ class TrainingJob(Strict):
     epochs: float = Field(default=1.0, gt=0, le=100_000)
     deadline_hours: Positive | None = Field(default=None, le=1_000_000, description="Unset: no deadline.")
 
+    @property
+    def samples(self) -> float:
+        """Samples the job trains on: every epoch's."""
+        return self.dataset_samples * self.epochs
+
+    def hours_at(self, samples_per_s: float) -> float:
+        """Hours the job takes at ``samples_per_s``."""
+        return self.samples / samples_per_s / 3600
+
 
 class Serving(Strict):
     """Inference traffic to hold: requests of one sample each, at ``request_rate_per_s`` in all."""

@@ -100,6 +100,7 @@ def plan(session: Session, request: PlanRequest) -> Plan:
     )
     table, notes = options(session, spec)
     rows = np.flatnonzero(table.allowed(request.precisions, request.runtimes))
+    needed = needed_throughput(request)
     memory: dict[Precision, Memory | None] = {}
     sized: list[Sized] = []
     refused: list[Refused] = []
@@ -108,7 +109,7 @@ def plan(session: Session, request: PlanRequest) -> Plan:
         precision = option.config.precision
         if precision not in memory:
             memory[precision] = footprint(request.name, request.custom, request.task, precision)
-        outcome = _size(request, option, table.prices[int(table.hardware_index[row])], memory[precision])
+        outcome = _size(request, option, table.prices[int(table.hardware_index[row])], memory[precision], needed)
         if isinstance(outcome, Sized):
             sized.append(outcome)
         else:
@@ -154,11 +155,14 @@ def needed_throughput(request: PlanRequest) -> float | None:
         return target.serving.request_rate_per_s
     job = target.job
     if job is not None and job.deadline_hours is not None:
-        return job.dataset_samples * job.epochs / (job.deadline_hours * 3600)
+        return job.samples / (job.deadline_hours * 3600)
     return None
 
 
-def _size(request: PlanRequest, option: Option, price: Price | None, memory: Memory | None) -> Sized | Refused:
+def _size(
+    request: PlanRequest, option: Option, price: Price | None, memory: Memory | None, needed: float | None
+) -> Sized | Refused:
+    """The option at the fewest devices that hold the model and reach ``needed`` samples/s, or why not."""
     hardware, config = option.hardware, option.config
     at = {"hardware": hardware.ref.name, "batch_size": config.batch_size}
     estimate = option.estimate
@@ -197,7 +201,6 @@ def _size(request: PlanRequest, option: Option, price: Price | None, memory: Mem
         hardware=part,
         cluster=request.cluster,
     )
-    needed = needed_throughput(request)
     index = fewest_reaching(found, needed)
     if index is None:
         assert needed is not None
@@ -223,7 +226,7 @@ def _size(request: PlanRequest, option: Option, price: Price | None, memory: Mem
     )
     job = request.target.job
     throughput = float(found.throughput[index])
-    hours = job.dataset_samples * job.epochs / throughput / 3600 if job is not None else None
+    hours = job.hours_at(throughput) if job is not None else None
     result = Sized(
         option,
         estimate,
@@ -246,7 +249,7 @@ def _short(request: PlanRequest, found: Scaled, needed: float, at: dict[str, obj
     most, reached = int(found.devices[-1]), float(found.throughput[-1])
     job = request.target.job
     if job is not None and job.deadline_hours is not None:
-        hours = job.dataset_samples * job.epochs / reached / 3600
+        hours = job.hours_at(reached)
         return why(ReasonCode.misses_deadline, **at, devices=most, hours=hours, deadline_hours=job.deadline_hours)
     return why(
         ReasonCode.too_many_devices,
@@ -387,7 +390,7 @@ def _candidate(rank: int, s: Sized, request: PlanRequest) -> PlanCandidate:
         rank=rank,
         devices=s.devices,
         systems=s.systems,
-        parallelism=s.found.parallelism if s.devices > 1 or s.found.parallelism == "pipeline" else "single",
+        parallelism=s.found.parallelism if s.devices > 1 else "single",
         link=link_words(s.found, s.devices, request.cluster),
         estimate=s.estimate.to_contract(),
         throughput_samples_per_s=s.throughput,
