@@ -173,9 +173,21 @@ def data_parallel_throughputs(
     gradient_bytes: Array | float,
     link_gb_s: Array | float,
     params: ScalingParams,
+    link_factor: Array | float = 1.0,
 ) -> Array:
-    """``data_parallel_throughput`` for many cases at once (arrays that broadcast: device counts, or rows)."""
-    step = _step(_a(single_step_s), _a(devices), _a(gradient_bytes), _a(link_gb_s), params)
+    """``data_parallel_throughput`` for many cases at once (arrays that broadcast: device counts, or rows).
+    ``link_factor`` scales each case's all-reduce time: what the lab's own runs over that link said
+    (app/perfmodel/lab_scaling.py); 1 is the model as fitted."""
+    step = _exposed(
+        _a(single_step_s),
+        _a(devices),
+        _a(gradient_bytes),
+        _a(link_gb_s),
+        params.link_efficiency,
+        params.overlap,
+        params.hop_s,
+        _a(link_factor),
+    )
     result: Array = _a(devices) * _a(batch) / step
     return result
 
@@ -209,9 +221,11 @@ def _exposed(
     efficiency: Array | float,
     overlap: Array | float,
     hop_s: Array | float,
+    link_factor: Array | float = 1.0,
 ) -> Array:
     """The step: the single-device step plus the part of the all-reduce its overlap window cannot hide."""
-    result: Array = single + np.maximum(0.0, _allreduce(gradient, devices, gb_s, efficiency, hop_s) - overlap * single)
+    allreduce = _allreduce(gradient, devices, gb_s, efficiency, hop_s) * link_factor
+    result: Array = single + np.maximum(0.0, allreduce - overlap * single)
     return result
 
 
