@@ -17,6 +17,7 @@ from app.cli import (
     agent,
     bench,
     catalog,
+    clusters,
     db,
     imports,
     jobs,
@@ -57,6 +58,7 @@ cli.command()(plugins.plugins)
 cli.add_typer(db.group, name="db")
 cli.add_typer(tokens.group, name="token")
 cli.add_typer(machines.group, name="machines")
+cli.add_typer(clusters.group, name="clusters")
 cli.add_typer(jobs.group, name="jobs")
 cli.add_typer(agent.group, name="agent")
 cli.add_typer(catalog.group, name="catalog")

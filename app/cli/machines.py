@@ -70,10 +70,10 @@ def set_catalog(
     from app.contracts import CatalogPinCreate
     from app.db import catalog_pins, machines
 
-    body = _validated(CatalogPinCreate, {"catalog_id": catalog_id, "device": device})
+    body = validated(CatalogPinCreate, {"catalog_id": catalog_id, "device": device})
     with database().writing() as session:
         machine = machines.get(session, machine_id)
-        for found in catalog_pins.pin(session, machine, body.catalog_id, body.device, by=_who()):
+        for found in catalog_pins.pin(session, machine, body.catalog_id, body.device, by=who()):
             typer.echo(f"{machine.id} {found.device}: {catalog_pins.note(found)}")
 
 
@@ -93,16 +93,16 @@ def clear_catalog(
             typer.echo(f"{machine.id} {cleared}: unpinned; matched automatically: {now}")
 
 
-def _who() -> str:
+def who(command: str = "hwadvisor machines set-catalog") -> str:
     """Who pins from the command line: the user running it, where the database is."""
     try:
         user = getpass.getuser()
     except (OSError, KeyError):  # no login name and no passwd entry (a bare container)
         user = "a local user"
-    return f"{user} with hwadvisor machines set-catalog"
+    return f"{user} with {command}"
 
 
-def _validated(model: type[Model], values: dict[str, object]) -> Model:
+def validated(model: type[Model], values: dict[str, object]) -> Model:
     from pydantic import ValidationError
 
     try:

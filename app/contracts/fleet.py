@@ -79,6 +79,46 @@ class MachineRead(Strict):
     )
 
 
+class ClusterCreate(Strict):
+    """Machines that form one cluster, and the network between them."""
+
+    name: Name
+    machines: list[uuid.UUID] = Field(min_length=2, max_length=10_000, description="Machine ids, each once.")
+    network_gb_s: float = Field(
+        gt=0,
+        le=10_000,
+        description="Per device and direction between machines, GB/s: 12.5 for 100 GbE, 25 for 200 Gb/s InfiniBand.",
+    )
+    interconnect: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=None, description="In words: '100 GbE RoCE', 'InfiniBand NDR'."
+    )
+
+    @model_validator(mode="after")
+    def _each_machine_once(self) -> ClusterCreate:
+        if len(set(self.machines)) != len(self.machines):
+            raise ValueError("a machine is listed twice: name each member once")
+        return self
+
+
+class ClusterMember(Strict):
+    machine_id: uuid.UUID
+    hostname: str
+    status: MachineStatus
+    gpus: int = Field(ge=0, description="Its GPUs; a machine without one is a device of its own (its CPU).")
+    hardware: str | None = None
+
+
+class ClusterRead(Strict):
+    name: Name
+    network_gb_s: float
+    interconnect: str | None
+    machines: list[ClusterMember]
+    devices: int = Field(description="Every member's GPUs (a CPU-only member counts as one device).")
+    devices_per_system: int = Field(description="The most devices one member holds: a ring inside it needs no network.")
+    created_by: str
+    created_at: datetime
+
+
 class EnrollRequest(Strict):
     spec: MachineSpec
     machine_token: Annotated[str, Field(max_length=400)] | None = Field(

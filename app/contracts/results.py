@@ -65,6 +65,18 @@ class Result(Strict):
         description="Devices measured together (data-parallel ranks); throughput is theirs together. "
         "Results without it are of one device.",
     )
+    nodes: int = Field(
+        default=1,
+        ge=1,
+        le=1024,
+        description="Machines the devices ran on (data-parallel over a declared cluster); "
+        "results without it ran on one.",
+    )
+    cluster: Name | None = Field(
+        default=None,
+        description="The declared cluster (hwadvisor clusters create) whose network a run over several "
+        "machines crossed.",
+    )
     status: ResultStatus
     reason: Text | None = None
     throughput_samples_per_s: NonNegative | None = None
@@ -111,6 +123,8 @@ class Result(Strict):
             raise ValueError("latency_ci95_low_ms is above latency_ci95_high_ms")
         if self.mean_power_w is not None and self.power_source is PowerSource.none:
             raise ValueError("mean_power_w needs a power_source other than 'none'")
+        if self.nodes > self.devices:
+            raise ValueError(f"nodes ({self.nodes}) is more than devices ({self.devices}): each machine runs a device")
         return self
 
 

@@ -144,6 +144,33 @@ class CatalogPinRow(Base):
     pinned_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class ClusterRow(Base):
+    """Machines a lab declares to form one cluster, and the network between them (per device and
+    direction, GB/s): what a plan over several machines crosses, and what a run over them measured."""
+
+    __tablename__ = "clusters"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    network_gb_s: Mapped[float] = mapped_column(Float)
+    interconnect: Mapped[str | None] = mapped_column(String(200))
+    """In words: '100 GbE RoCE', 'InfiniBand NDR'."""
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    members: Mapped[list[ClusterMemberRow]] = relationship(
+        cascade="all, delete-orphan", order_by="ClusterMemberRow.machine_id", lazy="selectin"
+    )
+
+
+class ClusterMemberRow(Base):
+    __tablename__ = "cluster_members"
+
+    cluster: Mapped[str] = mapped_column(ForeignKey("clusters.name", ondelete="CASCADE"), primary_key=True)
+    machine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"), primary_key=True)
+
+    machine: Mapped[Machine] = relationship(lazy="selectin")
+
+
 class Run(Base):
     __tablename__ = "runs"
 
@@ -169,6 +196,7 @@ class ResultRow(Base):
     __table_args__ = (
         Index("ix_results_config", "workload", "runtime", "precision", "batch_size"),
         Index("ix_results_machine_workload", "machine_id", "workload"),
+        Index("ix_results_devices", "devices"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
@@ -185,6 +213,10 @@ class ResultRow(Base):
     threads: Mapped[int | None] = mapped_column(Integer)
     devices: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     """Data-parallel ranks measured together; rows from before revision 0008 are of one device."""
+    nodes: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    """Machines those ranks ran on; rows from before revision 0009 ran on one."""
+    cluster: Mapped[str | None] = mapped_column(String(64))
+    """The declared cluster whose network a run over several machines crossed."""
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str | None] = mapped_column(Text)
     throughput_samples_per_s: Mapped[float | None] = mapped_column(Float)

@@ -22,6 +22,7 @@ from app.server.observability import Metrics, RequestContext, configure_logging
 from app.server.routes import (
     agents,
     catalog,
+    clusters,
     health,
     jobs,
     machines,
@@ -76,6 +77,7 @@ def api_router() -> APIRouter:
         runs,
         jobs,
         machines,
+        clusters,
         results,
         token_routes,
         catalog,

@@ -34,6 +34,10 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("POST", "/api/v1/machines/{machine_id}/unretire"): {ADMIN},
     ("PUT", "/api/v1/machines/{machine_id}/catalog"): {ADMIN},
     ("DELETE", "/api/v1/machines/{machine_id}/catalog"): {ADMIN},
+    ("GET", "/api/v1/clusters"): READERS,
+    ("POST", "/api/v1/clusters"): {ADMIN},
+    ("GET", "/api/v1/clusters/{name}"): READERS,
+    ("DELETE", "/api/v1/clusters/{name}"): {ADMIN},
     ("GET", "/api/v1/results"): READERS,
     ("GET", "/api/v1/results/export.csv"): READERS,
     ("POST", "/api/v1/tokens"): {ADMIN},
@@ -85,6 +89,7 @@ def test_only_the_allowed_callers_get_past_authorisation(api: Api, method: str, 
         machine_id=uuid.uuid4(),
         token_id="0" * 12,
         catalog_id="h100-sxm5-80gb",
+        name="rack-b",
     )
     allowed = RULES[(method, path)]
     for caller, token in callers.items():
