@@ -126,6 +126,27 @@ def test_plan_prints_devices_time_and_cost_and_refuses_a_bad_cloud_rate(database
     assert bad.returncode != 0 and "CATALOG_ID=USD_PER_DEVICE_HOUR" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_cluster_is_declared_listed_planned_over_and_deleted(api: Api, database_url: str, tmp_path: Path) -> None:
+    env = scratch_env(database_url, tmp_path)
+    a, _ = api.enroll(machine_spec(hostname="node-a"))
+    b, _ = api.enroll(machine_spec(hostname="node-b"))
+    members = ("--machine", str(a), "--machine", str(b))
+    made = hwadvisor(
+        "clusters", "create", "rack-b", *members, "--network-gb-s", "12.5", "--interconnect", "100 GbE", env=env
+    )
+    assert made.returncode == 0, made.stderr
+    assert "rack-b: 2 machines, 2 devices (up to 1 in one), 12.5 GB/s between them" in made.stdout
+    listed = hwadvisor("clusters", "list", env=env)
+    assert "rack-b: 2 devices on 2 machines, 12.5 GB/s, 100 GbE" in listed.stdout and "node-b" in listed.stdout
+    planned = hwadvisor("plan", "resnet50", "--owned", "--cluster", "rack-b", "--precision", "bf16", "--json", env=env)
+    assert planned.returncode == 0, planned.stderr
+    assert any(line.startswith("declared cluster rack-b") for line in json.loads(planned.stdout)["assumptions"])
+    assert hwadvisor("clusters", "delete", "rack-b", env=env).returncode == 0
+    again = hwadvisor("clusters", "delete", "rack-b", env=env)
+    assert again.returncode == 1 and "no cluster named 'rack-b'" in again.stderr and "Traceback" not in again.stderr
+
+
 @pytest.fixture
 def server(scratch: ScratchDatabases, tmp_path: Path) -> Iterator[ServerProcess]:
     process = ServerProcess(scratch.new("sqlite"), tmp_path).start()

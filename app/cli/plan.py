@@ -34,6 +34,13 @@ def plan(
     ] = None,
     per_system: Annotated[int, typer.Option(min=1, max=64, help="Devices one system holds.")] = 8,
     max_devices: Annotated[int, typer.Option(min=1, help="No plan uses more devices.")] = 64,
+    network_gb_s: Annotated[
+        float, typer.Option(min=0.001, help="Per device and direction between systems, GB/s.")
+    ] = 25.0,
+    cluster: Annotated[
+        str | None,
+        typer.Option(help="A declared cluster (hwadvisor clusters list): its network and devices per system."),
+    ] = None,
     precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
     runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
     owned: Annotated[
@@ -80,7 +87,11 @@ def plan(
                     "system_usd": system_usd,
                     "cloud_usd_per_device_hour": _rates(cloud or []),
                 },
-                "cluster": {"devices_per_system": per_system, "max_devices": max_devices},
+                "cluster": (
+                    {"declared": cluster, "max_devices": max_devices}
+                    if cluster is not None
+                    else {"devices_per_system": per_system, "network_gb_s": network_gb_s, "max_devices": max_devices}
+                ),
                 "limit": limit,
             }
         )

@@ -91,13 +91,27 @@ class Costs(Strict):
 
 
 class Cluster(Strict):
-    """How devices are put together when one is not enough."""
+    """How devices are put together when one is not enough: as said here, or as a declared cluster."""
 
+    declared: Name | None = Field(
+        default=None,
+        description="A declared cluster (POST /api/v1/clusters): its network and devices per system replace "
+        "network_gb_s and devices_per_system, and with scope 'owned' its devices bound max_devices.",
+    )
     devices_per_system: int = Field(default=8, ge=1, le=64, description="Devices one server holds.")
     network_gb_s: Positive = Field(
         default=25.0, le=10_000, description="Per device and direction between systems (25 GB/s: 200 Gb/s InfiniBand)."
     )
     max_devices: int = Field(default=64, ge=1, le=100_000, description="No plan uses more devices than this.")
+
+    @model_validator(mode="after")
+    def _declared_or_described(self) -> Cluster:
+        given = {"devices_per_system", "network_gb_s"} & self.model_fields_set
+        if self.declared is not None and given:
+            raise ValueError(
+                f"give either declared (the cluster's own figures) or {' and '.join(sorted(given))}, not both"
+            )
+        return self
 
 
 class PlanRequest(Strict):

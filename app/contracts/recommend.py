@@ -55,6 +55,8 @@ class ReasonCode(StrEnum):
     power_missing = "power_missing"
     data_parallel = "data_parallel"
     sharded = "sharded"
+    lab_link = "lab_link"
+    lab_scaling_measured = "lab_scaling_measured"
 
 
 Figure = int | float | str | None

@@ -90,6 +90,53 @@ def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[La
     return cast(Iterator[LabMeasurement], iter(rows))
 
 
+class LabParallelRun(NamedTuple):
+    """One ok data-parallel training result: its figures and the catalog part of its first device."""
+
+    machine_id: uuid.UUID
+    device: str
+    catalog_id: str | None
+    workload: str
+    precision: str
+    batch_size: int
+    devices: int
+    throughput_samples_per_s: float
+    scaling_efficiency: float
+    cluster: str | None
+    """The declared cluster a run over several machines crossed."""
+
+
+def lab_parallel_runs(session: Session) -> list[LabParallelRun]:
+    """Every ok data-parallel training result with its measured scaling efficiency, of any workload:
+    what the lab's links did (app/perfmodel/lab_scaling.py), oldest first."""
+    r = ResultRow
+    rows = session.execute(
+        select(
+            r.machine_id,
+            r.device,
+            DeviceRow.catalog_id,
+            r.workload,
+            r.precision,
+            r.batch_size,
+            r.devices,
+            r.throughput_samples_per_s,
+            r.scaling_efficiency,
+            r.cluster,
+        )
+        .join(Run, Run.id == r.run_id)
+        .outerjoin(DeviceRow, (DeviceRow.machine_id == r.machine_id) & (DeviceRow.device_id == r.device))
+        .where(
+            r.devices > 1,
+            r.task == Task.train.value,
+            r.status == ResultStatus.ok.value,
+            r.scaling_efficiency.is_not(None),
+            r.throughput_samples_per_s > 0,
+        )
+        .order_by(Run.finished_at, r.id)
+    )
+    return [LabParallelRun._make(row) for row in rows]
+
+
 def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
     """A fingerprint of everything a recommendation of ``workload`` reads from this database, cheap
     enough to take on every ask (a few milliseconds for 1,000 machines): the database itself, the
@@ -100,6 +147,8 @@ def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
     newest = None
     if workload is not None:
         newest = session.scalar(select(func.max(ResultRow.id)).where(ResultRow.workload == workload))
+    # any workload's data-parallel run calibrates its part's link (app/perfmodel/lab_scaling.py)
+    parallel = session.scalar(select(func.max(ResultRow.id)).where(ResultRow.devices > 1))
     entries = session.execute(select(CatalogEntry.id, CatalogEntry.updated_at)).all()
     p = PublicResultRow
     public = session.execute(select(func.count(p.id), func.max(p.id), func.max(p.imported_at))).one()
@@ -107,6 +156,7 @@ def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
         session.get_bind().engine.url.render_as_string(hide_password=True),
         frozenset(owned_devices(session)),
         newest,
+        parallel,
         frozenset(tuple(row) for row in entries),
         tuple(public),
     )

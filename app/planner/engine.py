@@ -17,6 +17,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from app.contracts import (
+    ClusterRead,
     Constraints,
     Plan,
     PlanCandidate,
@@ -26,10 +27,13 @@ from app.contracts import (
     Precision,
     Price,
     ReasonCode,
+    Scope,
     Task,
     WorkloadSpec,
 )
+from app.db import clusters
 from app.perfmodel import scaling
+from app.perfmodel.lab_scaling import LabScaling
 from app.perfmodel.profile import Memory
 from app.planner import costs as pricing
 from app.planner.memory import Fit, fewest, footprint
@@ -90,6 +94,7 @@ class Refused:
 
 
 def plan(session: Session, request: PlanRequest) -> Plan:
+    request, declared = with_declared(session, request)
     spec = WorkloadSpec(
         workload=request.workload,
         custom=request.custom,
@@ -109,7 +114,8 @@ def plan(session: Session, request: PlanRequest) -> Plan:
         precision = option.config.precision
         if precision not in memory:
             memory[precision] = footprint(request.name, request.custom, request.task, precision)
-        outcome = _size(request, option, table.prices[int(table.hardware_index[row])], memory[precision], needed)
+        price = table.prices[int(table.hardware_index[row])]
+        outcome = _size(request, option, price, memory[precision], needed, table.lab_scaling)
         if isinstance(outcome, Sized):
             sized.append(outcome)
         else:
@@ -130,7 +136,7 @@ def plan(session: Session, request: PlanRequest) -> Plan:
         query=request,
         candidates=[_candidate(rank, s, request) for rank, s in enumerate(ranked[: request.limit], start=1)],
         rejected=[_rejection(r) for r in refused[:MAX_REJECTED]],
-        assumptions=assumptions(request),
+        assumptions=assumptions(request, declared),
         notes=notes,
     )
 
@@ -159,8 +165,29 @@ def needed_throughput(request: PlanRequest) -> float | None:
     return None
 
 
+def with_declared(session: Session, request: PlanRequest) -> tuple[PlanRequest, ClusterRead | None]:
+    """The request with a declared cluster's figures in place of the described ones: its network, its
+    largest member's devices per system, and (scope owned: the lab's own machines) its device count."""
+    name = request.cluster.declared
+    if name is None:
+        return request, None
+    found = clusters.to_read(clusters.get(session, name))
+    most = request.cluster.max_devices
+    if request.scope is Scope.owned:
+        most = min(most, found.devices)
+    cluster = request.cluster.model_copy(
+        update={"network_gb_s": found.network_gb_s, "devices_per_system": found.devices_per_system, "max_devices": most}
+    )
+    return request.model_copy(update={"cluster": cluster}), found
+
+
 def _size(
-    request: PlanRequest, option: Option, price: Price | None, memory: Memory | None, needed: float | None
+    request: PlanRequest,
+    option: Option,
+    price: Price | None,
+    memory: Memory | None,
+    needed: float | None,
+    lab: LabScaling,
 ) -> Sized | Refused:
     """The option at the fewest devices that hold the model and reach ``needed`` samples/s, or why not."""
     hardware, config = option.hardware, option.config
@@ -200,6 +227,8 @@ def _size(
         precision=config.precision,
         hardware=part,
         cluster=request.cluster,
+        workload=request.workload,
+        lab=lab,
     )
     index = fewest_reaching(found, needed)
     if index is None:
@@ -341,6 +370,9 @@ def _notes(s: Sized, request: PlanRequest) -> list[Why]:
             )
         )
     if s.devices > 1 and s.found.gradient_bytes > 0:
+        notes += [
+            w for w in s.found.lab if w.code is not ReasonCode.lab_scaling_measured or w.figures["devices"] == s.devices
+        ]
         notes.append(
             why(
                 ReasonCode.data_parallel,
@@ -418,11 +450,12 @@ def _rejection(r: Refused) -> PlanRejection:
     )
 
 
-def assumptions(request: PlanRequest) -> list[str]:
+def assumptions(request: PlanRequest, declared: ClusterRead | None = None) -> list[str]:
     c, cluster = request.costs, request.cluster
     fitted = scaling.shipped()
     p = fitted.params
-    said = [
+    said = [] if declared is None else [_declared_words(declared, request.scope)]
+    said += [
         f"ownership period {c.period_years:g} years, devices running {c.utilisation:.0%} of it",
         f"electricity ${c.electricity_usd_per_kwh:g}/kWh on the devices' own draw (hosts, cooling and power "
         "conversion not counted unless hosting_usd_per_kw_year is set)",
@@ -439,8 +472,22 @@ def assumptions(request: PlanRequest) -> list[str]:
         "(training: ZeRO-3/FSDP, 1.5x the all-reduce's traffic; inference: a pipeline of balanced stages)",
         "inference devices serve independent requests: N devices give N times one device's throughput",
     ]
+    said.append(
+        "the lab's own data-parallel runs (devices > 1, with their measured scaling efficiency) calibrate the "
+        "links they crossed: a part's NVLink or PCIe, a declared cluster's network; a count the lab measured for "
+        "the same config takes its measured efficiency"
+    )
     if request.target.serving is not None:
         said.append("serving latency = the batch's p99 latency + the time to gather a batch at each device's share")
     if c.cloud_usd_per_device_hour:
         said.append("cloud: the given $/device-hour for the same running hours, nothing else (storage, egress)")
     return said
+
+
+def _declared_words(found: ClusterRead, scope: Scope) -> str:
+    over = f"{found.interconnect}, " if found.interconnect else ""
+    bound = f"; scope owned: at most its {found.devices} devices" if scope is Scope.owned else ""
+    return (
+        f"declared cluster {found.name}: {len(found.machines)} machines, {over}{found.network_gb_s:g} GB/s per device "
+        f"between them, up to {found.devices_per_system} devices in one{bound}"
+    )

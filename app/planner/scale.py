@@ -21,10 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from app.catalog import CatalogHardware
-from app.contracts import Cluster, Precision, Task
+from app.contracts import Cluster, Precision, ReasonCode, Task
 from app.perfmodel import scaling
+from app.perfmodel.lab_scaling import EMPTY, LabScaling, link_key
 from app.perfmodel.profile import Memory
 from app.planner.memory import Fit
+from app.recommender.reasons import Why, why
 
 Array = npt.NDArray[np.float64]
 SHARDED_TRAFFIC = 1.5
@@ -42,6 +44,8 @@ class Scaled:
     """What a ring inside one system crosses (training), or a pipeline's stages (inference)."""
     gradient_bytes: float
     """What one step's collective moves per device (training; 0 for inference)."""
+    lab: tuple[Why, ...] = ()
+    """What the lab's own data-parallel runs changed (app/perfmodel/lab_scaling.py)."""
 
 
 def links(hardware: CatalogHardware | None, cluster: Cluster) -> tuple[scaling.Link, scaling.Link]:
@@ -62,9 +66,12 @@ def scaled(
     precision: Precision,
     hardware: CatalogHardware | None,
     cluster: Cluster,
+    workload: str | None = None,
+    lab: LabScaling = EMPTY,
 ) -> Scaled:
     """Throughput for every allowed device count (training without a profile: one device only, for
-    the gradients' size is unknown)."""
+    the gradients' size is unknown). The lab's data-parallel runs (``lab``) calibrate the links they
+    crossed, and a count the lab measured for this very config takes its measured efficiency."""
     if task is Task.infer:
         counts = np.arange(fit.shards, cluster.max_devices + 1, fit.shards, dtype=np.float64)
         inside = links(hardware, cluster)[0] if fit.shards > 1 else None
@@ -78,9 +85,46 @@ def scaled(
     if fit.shards > 1:
         gradient *= SHARDED_TRAFFIC
     params = scaling.shipped().params
-    throughput = scaling.data_parallel_throughputs(batch / single_throughput, batch, counts, gradient, gb_s, params)
+    keys = _link_keys(inside, network, hardware, cluster)
+    factors = [lab.factor(key) for key in keys]
+    inside_factor, between_factor = (f.factor if f is not None else 1.0 for f in factors)
+    crosses = (counts > cluster.devices_per_system) & (network.gb_s < inside.gb_s)
+    factor = np.where(crosses, between_factor, inside_factor)
+    throughput = scaling.data_parallel_throughputs(
+        batch / single_throughput, batch, counts, gradient, gb_s, params, factor
+    )
+    said = [
+        why(ReasonCode.lab_link, link=key.replace(":", " ", 1), factor=f.factor, runs=f.runs)
+        for key, f in dict(zip(keys, factors, strict=True)).items()
+        if f is not None
+    ]
+    if workload is not None and fit.shards == 1:
+        for i, n in enumerate(counts.astype(int).tolist()):
+            found = lab.measured(keys[1] if crosses[i] else keys[0], workload, precision, batch, n)
+            if found is not None:
+                throughput[i] = n * single_throughput * found[0]
+                said.append(
+                    why(
+                        ReasonCode.lab_scaling_measured,
+                        devices=n,
+                        batch_size=batch,
+                        efficiency=found[0],
+                        runs=found[1],
+                    )
+                )
     parallelism = "sharded_data_parallel" if fit.shards > 1 else "data_parallel"
-    return Scaled(counts, throughput, parallelism, inside, gradient)
+    return Scaled(counts, throughput, parallelism, inside, gradient, tuple(said))
+
+
+def _link_keys(
+    inside: scaling.Link, network: scaling.Link, hardware: CatalogHardware | None, cluster: Cluster
+) -> tuple[str, str]:
+    """Where the lab's calibration of each link is kept: inside one system, and between systems."""
+    part = hardware.id if hardware is not None else None
+    between = link_key(network, part=part, cluster=cluster.declared)
+    if inside.kind == "network":  # a CPU: its peers are other systems from the second device on
+        return between, between
+    return link_key(inside, part=part), between
 
 
 def fewest_reaching(found: Scaled, needed: float | None) -> int | None:

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from app.catalog.price import price_of
 from app.contracts import EstimateKind, Precision, Price
+from app.perfmodel.lab_scaling import EMPTY, LabScaling
 from app.recommender.estimators import Config
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
@@ -66,6 +67,8 @@ class Columns:
     cap_min_w: Floats
     cap_max_w: Floats
     """Per row: the power-limit range a GPU may be capped in (app/recommender/power.py), NaN if none."""
+    lab_scaling: LabScaling = EMPTY
+    """What the lab's data-parallel runs say of the links (training tables only)."""
 
     def __len__(self) -> int:
         return len(self.options)
@@ -85,7 +88,7 @@ class Columns:
 PRECISIONS = list(Precision)
 
 
-def columns(options: list[Option]) -> Columns:
+def columns(options: list[Option], lab_scaling: LabScaling = EMPTY) -> Columns:
     """The options' figures as columns (once per table: the table is cached across asks)."""
     hardware: dict[str, int] = {}
     runtimes: dict[str, int] = {}
@@ -120,4 +123,5 @@ def columns(options: list[Option]) -> Columns:
         device_memory_gb=_floats(per_part_memory)[index],
         cap_min_w=_floats([r[0] if r else None for r in ranges])[index],
         cap_max_w=_floats([r[1] if r else None for r in ranges])[index],
+        lab_scaling=lab_scaling,
     )

@@ -17,12 +17,14 @@ from app.contracts import (
     PredictionRequest,
     Recommendation,
     Scope,
+    Task,
     WorkloadSpec,
     workload_label,
 )
 from app.db import catalog as store
 from app.db import evidence as queries
 from app.errors import InvalidInput, NotFoundError
+from app.perfmodel.lab_scaling import EMPTY
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.power import shipped as power_calibration
 from app.perfmodel.predict import why_not
@@ -34,6 +36,7 @@ from app.recommender.evidence import (
     Hardware,
     catalog_hardware,
     lab_points,
+    lab_scaling,
     machine_device,
     owned_hardware,
     public_points,
@@ -173,7 +176,8 @@ def _options(
             after.append(
                 "published results are at the batch sizes their sources used; leave batch free to see them all"
             )
-    return OptionTable(columns(options), notes, unestimated, after)
+    scaling = lab_scaling(session, catalog) if task is Task.train else EMPTY
+    return OptionTable(columns(options, scaling), notes, unestimated, after)
 
 
 class _SharedByPart:

@@ -19,8 +19,12 @@ from sqlalchemy.orm import Session
 from app.catalog import CatalogHardware
 from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, Task
 from app.db import catalog as public_results
+from app.db import clusters
 from app.db import evidence as queries
 from app.db.evidence import OwnedDevice
+from app.perfmodel import scaling
+from app.perfmodel.lab_scaling import EMPTY, LabRun, LabScaling, link_key
+from app.perfmodel.predict import profile_of
 
 LAB = "lab"
 
@@ -156,3 +160,41 @@ def public_points(session: Session, workload: str, task: Task, catalog: dict[str
 
 def machine_device(owned: list[Hardware], machine_id: uuid.UUID, device: str) -> Hardware | None:
     return next((h for h in owned if h.ref.machine_id == machine_id and h.ref.device == device), None)
+
+
+def lab_scaling(session: Session, catalog: dict[str, CatalogHardware]) -> LabScaling:
+    """The lab's data-parallel training runs as evidence of the links they crossed: a run over a
+    declared cluster measured its network, a run on one machine its part's NVLink or PCIe. A run on one
+    machine's CPU (its ranks share the cores and memory) is no model's link, and a workload without a
+    profile has no known gradient size: those are left out."""
+    found = queries.lab_parallel_runs(session)
+    networks = clusters.network_of(session, {r.cluster for r in found if r.cluster is not None})
+    precisions = {p.value: p for p in Precision}
+    runs = []
+    for r in found:
+        precision = precisions[r.precision]
+        profile = profile_of(r.workload, Task.train, precision)
+        if profile is None:
+            continue
+        link: scaling.Link | None
+        if r.cluster is not None:
+            # the declaration gone, nothing says what network the run crossed
+            link = scaling.Link("network", networks[r.cluster]) if r.cluster in networks else None
+        else:
+            link = scaling.ring_link(catalog.get(r.catalog_id) if r.catalog_id else None, r.devices)
+        if link is None:
+            continue
+        runs.append(
+            LabRun(
+                key=link_key(link, part=r.catalog_id, cluster=r.cluster),
+                workload=r.workload,
+                precision=precision,
+                batch=r.batch_size,
+                devices=r.devices,
+                throughput=r.throughput_samples_per_s,
+                efficiency=r.scaling_efficiency,
+                gradient_bytes=scaling.gradient_bytes(profile, precision),
+                link_gb_s=link.gb_s,
+            )
+        )
+    return LabScaling.of(runs, scaling.shipped().params) if runs else EMPTY

@@ -161,6 +161,7 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
             "model's (one device's step plus the gradient all-reduce it cannot hide, over the part's NVLink or "
             "PCIe), not N times one device; POST /api/v1/plans finds the device count for a target"
         )
+        notes += table.lab_scaling.words()
     if len(feasible) > spec.limit:
         notes.append(f"{len(feasible)} feasible candidates; the best {spec.limit} are listed (raise limit for more)")
     out = np.flatnonzero(reasons)

@@ -168,6 +168,14 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"{f['gradient_mb']:,.0f} MB all-reduced a step, {f['efficiency']:.0%} of {f['devices']} x one device "
         "by the scaling model"
     ),
+    ReasonCode.lab_link: lambda f: (
+        f"the all-reduce over {f['link']} takes x{f['factor']:.2g} the scaling model's time, as the lab's "
+        f"{f['runs']} data-parallel run(s) over it measured"
+    ),
+    ReasonCode.lab_scaling_measured: lambda f: (
+        f"{f['devices']} devices {_at(f)}: the lab measured this config's scaling efficiency, {f['efficiency']:.0%} "
+        f"(median of {f['runs']} run(s))"
+    ),
     ReasonCode.sharded: lambda f: (
         f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "
         + ("weights, gradients and optimiser state" if f["parallelism"] == "sharded_data_parallel" else "layers")
