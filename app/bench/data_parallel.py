@@ -13,6 +13,11 @@ rank 0 alone measures the plain model with the same threads while the others wai
 measured the same way, the baseline of the scaling efficiency,
 ``throughput(N) / (N x throughput(1)) = baseline step time / N-rank step time``.
 
+Over several machines (a declared cluster, ``Rendezvous``) each machine spawns its own ranks for the
+same config; node 0's parent holds the store at a port every node was told, the ranks of node k are
+numbered after those of the nodes before it, and node 0's rank 0 leads and records the result: all
+ranks' samples over the step of all of them, and one device's baseline measured in the same run.
+
 On the CPU a "device" is a process with its share of the cores: each rank runs ``config.threads``
 threads, or the usable CPUs // N.
 """
@@ -69,12 +74,33 @@ class ParallelTiming:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Rendezvous:
+    """This machine's place in a data-parallel run over several machines: ``nodes`` machines each run
+    the config's ``devices`` ranks; node 0 holds the store the others join at ``master``:``port``, and
+    its rank 0 leads and records the result (``cluster``: the declared cluster they form)."""
+
+    master: str
+    port: int
+    nodes: int
+    node_rank: int
+    cluster: str | None = None
+
+    def world(self, local: int) -> int:
+        return self.nodes * local
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Job:
     config: BenchConfig
     measure: MeasureSpec
     size: Size
+    host: str
     port: int
     folder: str
+    offset: int = 0
+    """The global rank of this machine's first rank."""
+    world: int = 0
+    """Ranks on every machine together (0: this machine's alone)."""
 
 
 def usable_cpus(machine: MachineSpec) -> int:
@@ -93,9 +119,10 @@ def _gpu_count(machine: MachineSpec) -> int:
     return min(listed, torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
-def unsupported(config: BenchConfig, machine: MachineSpec) -> str | None:
-    """Why this config cannot run on ``config.devices`` devices here, or None (what to do, if not)."""
-    n = config.devices
+def unsupported(config: BenchConfig, machine: MachineSpec, *, nodes: int = 1) -> str | None:
+    """Why this config cannot run on ``config.devices`` devices here (on each of ``nodes`` machines),
+    or None (what to do, if not)."""
+    n = config.devices * nodes
     if not dist.is_available():
         return f"this torch ({torch.__version__}) has no torch.distributed: install a build with it to use devices={n}"
     if config.workload in primitives:
@@ -111,6 +138,7 @@ def unsupported(config: BenchConfig, machine: MachineSpec) -> str | None:
         )
     elif config.runtime != "torch-eager":
         return f"data-parallel training runs in torch-eager: use runtime torch-eager for devices={n}"
+    n = config.devices  # the rest is about this machine's ranks
     if config.device == "cpu":
         limit = max(2, usable_cpus(machine))
         if n > limit:
@@ -130,22 +158,72 @@ def unsupported(config: BenchConfig, machine: MachineSpec) -> str | None:
     return None
 
 
-def measure_parallel(config: BenchConfig, measure_config: MeasureSpec, *, size: Size = "standard") -> ParallelTiming:
-    """Spawn ``config.devices`` ranks, measure, and return rank 0's timings; raises RankFailed."""
+def measure_parallel(
+    config: BenchConfig,
+    measure_config: MeasureSpec,
+    *,
+    size: Size = "standard",
+    rendezvous: Rendezvous | None = None,
+) -> ParallelTiming | None:
+    """Spawn ``config.devices`` ranks, measure, and return rank 0's timings; raises RankFailed. Over
+    several machines (``rendezvous``) every node spawns its ranks; only node 0 gets the timings (the
+    others None)."""
     n = config.devices
     timeout = _timeout(measure_config)
-    store = TCPStore(HOST, 0, world_size=None, is_master=True, timeout=timeout, wait_for_workers=False)
+    if rendezvous is None:
+        store = TCPStore(HOST, 0, world_size=None, is_master=True, timeout=timeout, wait_for_workers=False)
+        host, port, offset, world = HOST, store.port, 0, n
+    else:
+        store = _joined(config, rendezvous, timeout)
+        host, port = rendezvous.master, rendezvous.port
+        offset, world = rendezvous.node_rank * n, rendezvous.world(n)
     with tempfile.TemporaryDirectory(prefix="hwadvisor-dp-") as folder:
-        job = _Job(config, measure_config, size, store.port, folder)
+        job = _Job(config, measure_config, size, host, port, folder, offset, world)
         try:
             start_processes(_rank, args=(job,), nprocs=n, join=True, start_method="spawn")
         except (ProcessRaisedException, ProcessExitedException) as exc:
             error = Path(folder, f"error-{exc.error_index}.txt")
             detail = error.read_text(encoding="utf-8") if error.is_file() else str(exc).strip()
-            raise RankFailed(f"rank {exc.error_index} of {n}: {detail}") from None
-        with Path(folder, OUTCOME).open("rb") as file:
+            raise RankFailed(f"rank {offset + exc.error_index} of {world}: {detail}") from None
+        del store  # node 0's store lives until every rank has left
+        found = Path(folder, OUTCOME)
+        if not found.is_file():
+            return None
+        with found.open("rb") as file:
             outcome: ParallelTiming = pickle.load(file)
     return outcome
+
+
+def _joined(config: BenchConfig, rendezvous: Rendezvous, timeout: timedelta) -> TCPStore:
+    """Node 0 holds the run's store and says which config it runs; every other node joins it and
+    checks it runs the same one (every node must be given the same suite, in the same order)."""
+    where = f"{rendezvous.master}:{rendezvous.port}"
+    first = rendezvous.node_rank == 0
+    try:
+        store = TCPStore(
+            rendezvous.master,
+            rendezvous.port,
+            world_size=None,
+            is_master=first,
+            timeout=timeout,
+            wait_for_workers=False,
+        )
+        if first:
+            store.set("config", config.label())
+            return store
+        leads = store.get("config").decode()
+    except (RuntimeError, OSError) as exc:
+        role = "hold the run's store at" if first else "reach node 0 at"
+        raise RankFailed(
+            f"node {rendezvous.node_rank} could not {role} {where} ({exc}): start node 0 first, with the port free "
+            "and reachable from every node"
+        ) from None
+    if leads != config.label():
+        raise RankFailed(
+            f"node {rendezvous.node_rank} would run {config.label()} while node 0 runs {leads}: give every node the "
+            "same suite"
+        )
+    return store
 
 
 def _timeout(measure_config: MeasureSpec) -> timedelta:
@@ -154,7 +232,8 @@ def _timeout(measure_config: MeasureSpec) -> timedelta:
 
 
 def _rank(rank: int, job: _Job) -> None:
-    """One rank's life: join the group, prepare, lead or follow the harness; rank 0 writes the outcome."""
+    """One rank's life: join the group, prepare, lead or follow the harness; rank 0 writes the outcome.
+    ``rank`` is this machine's; the group's is ``job.offset`` more."""
     try:
         config = job.config
         device = torch.device("cpu" if config.device == "cpu" else f"cuda:{_first(config) + rank}")
@@ -162,16 +241,16 @@ def _rank(rank: int, job: _Job) -> None:
             torch.cuda.set_device(device)
         elif config.threads:
             torch.set_num_threads(config.threads)
-        store = TCPStore(HOST, job.port, world_size=None, is_master=False, timeout=_timeout(job.measure))
+        store = TCPStore(job.host, job.port, world_size=None, is_master=False, timeout=_timeout(job.measure))
         dist.init_process_group(
             "nccl" if device.type == "cuda" else "gloo",
             store=store,
-            rank=rank,
-            world_size=config.devices,
+            rank=job.offset + rank,
+            world_size=job.world or config.devices,
             timeout=_timeout(job.measure),
         )
         local = dataclasses.replace(config, device=str(device), devices=1)
-        outcome = _measure(rank, job, local, device)
+        outcome = _measure(job.offset + rank, job, local, device)
         if outcome is not None:
             with Path(job.folder, OUTCOME).open("wb") as file:
                 pickle.dump(outcome, file)

@@ -7,6 +7,7 @@ message. Ctrl-C stops after keeping what finished.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 import uuid
@@ -61,14 +62,15 @@ def _failed(config: BenchConfig, status: ResultStatus, reason: str) -> Result:
     return Result.model_validate({**_config_fields(config), "status": status, "reason": reason[:2000]})
 
 
-def unsupported_reason(config: BenchConfig, machine: MachineSpec) -> str | None:
-    """Why the config cannot run here, or None; for several devices, what data parallelism needs first."""
+def unsupported_reason(config: BenchConfig, machine: MachineSpec, *, nodes: int = 1) -> str | None:
+    """Why the config cannot run here (on each of ``nodes`` machines), or None; for several devices,
+    what data parallelism needs first."""
     primitive = config.workload in primitives
     if not primitive and config.workload not in workloads:
         return f"unknown workload {config.workload!r}; known: {', '.join(workloads.names() + primitives.names())}"
     if not primitive and config.runtime not in runtimes:
         return f"unknown runtime {config.runtime!r}; known: {', '.join(runtimes.names())}"
-    if config.devices > 1 and (reason := data_parallel.unsupported(config, machine)):
+    if config.devices * nodes > 1 and (reason := data_parallel.unsupported(config, machine, nodes=nodes)):
         return reason
     if primitive:
         return primitives.get(config.workload)().unsupported(config, machine)
@@ -191,6 +193,7 @@ def _run_parallel(config: BenchConfig, machine: MachineSpec, measure_config: Mea
         raise
     except Exception as exc:
         return _caught(config, exc)
+    assert outcome is not None  # one machine's run always has its rank 0 here
     collective = config.workload in primitives
     return _result(
         config,
@@ -203,6 +206,43 @@ def _run_parallel(config: BenchConfig, machine: MachineSpec, measure_config: Mea
     )
 
 
+def run_node_config(
+    config: BenchConfig,
+    machine: MachineSpec,
+    measure_config: MeasureSpec,
+    rendezvous: data_parallel.Rendezvous,
+    *,
+    size: Size = "standard",
+) -> Result | None:
+    """This machine's part of one config run data-parallel over ``rendezvous.nodes`` machines: node 0
+    gets the result (``devices`` = every node's ranks), the other nodes None."""
+    world = dataclasses.replace(config, devices=rendezvous.world(config.devices))
+    over = {"nodes": rendezvous.nodes, "cluster": rendezvous.cluster}
+    reason = unsupported_reason(config, machine, nodes=rendezvous.nodes)
+    if reason:
+        return _failed(world, ResultStatus.unsupported, reason).model_copy(update=over)
+    config = data_parallel.resolved(config, machine)
+    try:
+        outcome = data_parallel.measure_parallel(config, measure_config, size=size, rendezvous=rendezvous)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        return _caught(world, exc).model_copy(update=over) if rendezvous.node_rank == 0 else None
+    if outcome is None:
+        return None
+    collective = config.workload in primitives
+    found = _result(
+        dataclasses.replace(world, threads=config.threads),
+        outcome.timing,
+        None,
+        outcome.peak_memory_mb,
+        work=outcome.work,
+        samples_per_step=config.batch_size * (1 if collective else world.devices),
+        scaling_efficiency=outcome.scaling_efficiency,
+    )
+    return found.model_copy(update=over)
+
+
 def run_suite(
     suite: Suite,
     machine: MachineSpec,
@@ -213,9 +253,12 @@ def run_suite(
     progress: Progress | None = None,
     on_result: Callable[[int, int, Result], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    rendezvous: data_parallel.Rendezvous | None = None,
 ) -> SuiteRun:
     """Every config in order. ``on_result`` (index, total, result) sees each result as it is made,
-    between timed regions; ``should_stop`` is asked before each config (an agent's SIGTERM)."""
+    between timed regions; ``should_stop`` is asked before each config (an agent's SIGTERM). With a
+    ``rendezvous`` every config runs data-parallel over the cluster's machines, each config at the
+    next port; only node 0 keeps results."""
     configs = suite.configs(machine, only=only)
     settings = suite.measure.model_copy(update={"fixed_iterations": fixed_iterations or suite.measure.fixed_iterations})
     run = SuiteRun()
@@ -229,7 +272,13 @@ def run_suite(
         try:
             if progress is not None:
                 progress(index, len(configs), config, eta)
-            result = run_config(config, machine, settings, size=size)
+            if rendezvous is None:
+                result: Result | None = run_config(config, machine, settings, size=size)
+            else:
+                at = dataclasses.replace(rendezvous, port=rendezvous.port + index - 1)
+                result = run_node_config(config, machine, settings, at, size=size)
+            if result is None:
+                continue
             run.results.append(result)
             if on_result is not None:
                 on_result(index, len(configs), result)

@@ -12,6 +12,7 @@ from app.errors import AuthError, ConfigError, ForbiddenError, HwadvisorError, N
 
 if TYPE_CHECKING:
     from app.agent.client import AgentClient
+    from app.bench.data_parallel import Rendezvous
 
 ONLY_EXAMPLES = ("resnet50", "gemm_1024")
 """What --help offers for --only: names the default suite (quick) runs on any machine."""
@@ -28,8 +29,20 @@ def bench(
     iterations: Annotated[
         int | None, typer.Option(min=1, help="Exactly this many timed iterations per config.")
     ] = None,
+    nodes: Annotated[
+        int, typer.Option(min=1, max=1024, help="Machines measuring together: every config data-parallel over them.")
+    ] = 1,
+    node_rank: Annotated[int, typer.Option(min=0, help="This machine's place among --nodes (0 records the run).")] = 0,
+    master: Annotated[
+        str | None, typer.Option(help="HOST:PORT node 0 listens on (it uses PORT and the next, one per config).")
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="The declared cluster the nodes form (hwadvisor clusters list).")
+    ] = None,
 ) -> None:
-    """Measure this machine on a suite: progress, a results table, a RunReport."""
+    """Measure this machine on a suite: progress, a results table, a RunReport. With --nodes N, run
+    the same command on each of N machines (--node-rank 0..N-1, the same --master and suite): every
+    config trains data-parallel over all of them, and node 0 records the result."""
     from datetime import UTC, datetime
 
     from app.agent.client import AgentClient
@@ -42,6 +55,7 @@ def bench(
         raise HwadvisorError("--upload needs a machine token", hint="pass --token or set HWADVISOR_MACHINE_TOKEN")
     if only is not None:
         _check_known(only)
+    rendezvous = _rendezvous(nodes, node_rank, master, cluster)
     chosen = load_suite(suite)
     with ExitStack() as stack:
         server = stack.enter_context(AgentClient(upload, token)) if upload else None
@@ -61,7 +75,12 @@ def bench(
             left = f"~{eta:.0f} s left" if eta is not None else "estimating"
             typer.echo(f"[{index}/{total}] {left}  {config.label()}", err=True)  # type: ignore[attr-defined]
 
-        run = run_suite(chosen, machine, only=only, fixed_iterations=iterations, progress=progress)
+        run = run_suite(
+            chosen, machine, only=only, fixed_iterations=iterations, progress=progress, rendezvous=rendezvous
+        )
+        if rendezvous is not None and rendezvous.node_rank != 0:
+            typer.echo(f"node {rendezvous.node_rank} of {rendezvous.nodes}: done; node 0 records the run")
+            return
         report = run_report(chosen, machine, run, started_at=started)
         typer.echo(render_results(report.results))
         if run.interrupted:
@@ -74,6 +93,36 @@ def bench(
             typer.echo(f"uploaded run {stored.run_id} ({'new' if created else 'already stored'})", err=True)
     if run.interrupted:
         raise typer.Exit(130)
+
+
+def _rendezvous(nodes: int, node_rank: int, master: str | None, cluster: str | None) -> Rendezvous | None:
+    """Where this machine meets the others of a run over several, or None for a run of its own."""
+    from app.bench.data_parallel import Rendezvous
+
+    if nodes == 1:
+        if master is not None or node_rank or cluster is not None:
+            raise ConfigError("--master, --node-rank and --cluster are for a run over several machines: add --nodes N")
+        return None
+    host, _, port = (master or "").rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(
+            f"--nodes {nodes} needs --master HOST:PORT, the address node 0 listens on",
+            hint="the same on every node, e.g. --master 10.0.0.5:29500",
+        )
+    if node_rank >= nodes:
+        raise ConfigError(f"--node-rank {node_rank} is not one of 0..{nodes - 1}")
+    if cluster is not None:
+        from pydantic import TypeAdapter, ValidationError
+
+        from app.contracts import Name
+
+        try:
+            TypeAdapter(Name).validate_python(cluster)
+        except ValidationError:
+            raise ConfigError(
+                f"--cluster {cluster!r} is not a cluster name", hint="hwadvisor clusters list shows the declared ones"
+            ) from None
+    return Rendezvous(host.strip("[]"), int(port), nodes, node_rank, cluster)
 
 
 def _check_machine_token(server: AgentClient, suite: str) -> None:

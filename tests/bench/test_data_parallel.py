@@ -3,6 +3,10 @@ all-reduce a buffer; configs that cannot run on N devices say what to do instead
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from app.bench import data_parallel
@@ -10,7 +14,9 @@ from app.bench.config import BenchConfig
 from app.bench.report import render_results
 from app.bench.runner import run_config, unsupported_reason
 from app.bench.suites import Suite, default_threads
-from app.contracts import Precision, ResultStatus, Task
+from app.contracts import Precision, ResultStatus, RunReport, Task
+from testkit import ROOT
+from testkit.processes import free_port
 from tests.bench.support import TINY, machine
 
 MIB = 2**20
@@ -73,3 +79,44 @@ def test_a_suite_names_device_counts_and_splits_the_cpus_among_ranks() -> None:
         (2, max(1, default_threads(machine()) // 2)),
     ]
     assert configs[1].label().endswith("devices=2") and "devices" not in configs[0].label()
+
+
+def test_two_machines_train_together_and_node_0_records_the_run(tmp_path: Path) -> None:
+    """Two `hwadvisor bench --nodes 2` processes (two machines of a declared cluster, here on one
+    host) meet at node 0's port; each runs one gloo rank; node 0 keeps the result: two devices on two
+    nodes, over the cluster, with the scaling efficiency against one device measured in the same run."""
+    suite = tmp_path / "over.toml"
+    suite.write_text(
+        'name = "over"\n[[grid]]\nworkloads = ["resnet20"]\ntasks = ["train"]\nbatch_sizes = [4]\nthreads = [1]\n'
+    )
+    out = tmp_path / "run.json"
+    common = [sys.executable, "-m", "app", "bench", "--suite", str(suite), "--iterations", "2", "--nodes", "2"]
+    common += ["--master", f"127.0.0.1:{free_port()}", "--cluster", "rack-b"]
+    lead = subprocess.Popen(
+        [*common, "--node-rank", "0", "--out", str(out)],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    follow = subprocess.run([*common, "--node-rank", "1"], cwd=ROOT, text=True, capture_output=True, timeout=300)
+    led = lead.communicate(timeout=300)
+    assert lead.returncode == 0, led[1]
+    assert follow.returncode == 0, follow.stderr
+    assert "node 1 of 2: done; node 0 records the run" in follow.stdout
+    (result,) = RunReport.model_validate_json(out.read_text()).results
+    assert result.status is ResultStatus.ok, result.reason
+    assert (result.devices, result.nodes, result.cluster, result.threads) == (2, 2, "rack-b", 1)
+    assert result.throughput_samples_per_s == pytest.approx(2 * 4 / (result.latency_p50_ms / 1000))  # type: ignore[operator]
+    assert result.scaling_efficiency is not None and result.scaling_efficiency > 0
+
+
+def test_a_run_over_several_machines_needs_node_0s_address() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "bench", "--nodes", "2", "--node-rank", "1"],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode != 0 and "--master HOST:PORT" in done.stderr and "Traceback" not in done.stderr
