@@ -325,6 +325,21 @@ def test_the_plan_page_ranks_device_counts_and_breaks_down_the_selected_one(
     drawn = page.locator("#chart-cost canvas").evaluate(lines)  # the same chart, its lines now the second's
     assert drawn == [sum(p[k] is not None for p in second["cost_over_time"]) for k in ("owned_usd", "cloud_usd")]
 
+    # a declared cluster: its own network and devices per system replace the described ones
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        api = Api(client, ADMIN)
+        members = [str(api.enroll(cpu_machine(f"node-rack-{i}"))[0]) for i in range(2)]
+        body = {"name": "rack-b", "machines": members, "network_gb_s": 12.5, "interconnect": "100 GbE"}
+        assert client.post("/api/v1/clusters", json=body, headers=api.admin).status_code == 201
+    page.reload()
+    wait_ready(page, "plan")
+    page.select_option("#plan-cluster", "rack-b")
+    assert page.locator("#plan-form input[name=network_gb_s]").is_hidden()
+    page.click("#plan-submit")
+    expect(page.locator("#plan-assumptions")).to_contain_text("declared cluster rack-b: 2 machines, 100 GbE")
+    asked = json.loads(page.inner_text("#plan-rest").split("-d '", 1)[1].rstrip("'"))
+    assert asked["cluster"] == {"declared": "rack-b"}
+
     # a target the task cannot have: the server's words, on the page
     wrong = {"workload": "resnet50", "task": "train", "target": {"serving": {"request_rate_per_s": 100}}}
     page.goto(f"{server.url}/#/plan?" + urlencode({"spec": json.dumps(wrong)}))

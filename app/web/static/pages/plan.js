@@ -19,8 +19,8 @@ const DEFAULT = { workload: "resnet50", task: "train", scope: "catalog", objecti
 export async function render(main, { params, registry }) {
   let spec = DEFAULT;
   if (params.get("spec")) { try { spec = JSON.parse(params.get("spec")); } catch (e) { /* keep the default */ } }
-  const [zoo, catalog] = await Promise.all([workloads(registry), everyItem("/catalog")]);
-  const form = planForm(spec, registry, zoo, catalog);
+  const [zoo, catalog, clusters] = await Promise.all([workloads(registry), everyItem("/catalog"), api("GET", "/clusters")]);
+  const form = planForm(spec, registry, zoo, catalog, clusters);
   const out = h("div", { id: "plan-result" });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -68,12 +68,14 @@ function specFromForm(form) {
     costs: { period_years: number("period_years"), electricity_usd_per_kwh: number("electricity_usd_per_kwh"),
       utilisation: number("utilisation"), hosting_usd_per_kw_year: number("hosting_usd_per_kw_year"), system_usd: number("system_usd"),
       cloud_usd_per_device_hour: part && rate ? { [part]: rate } : null },
-    cluster: { devices_per_system: number("devices_per_system"), network_gb_s: number("network_gb_s"), max_devices: number("max_devices") },
+    cluster: data.get("declared")
+      ? { declared: data.get("declared"), max_devices: number("max_devices") }
+      : { devices_per_system: number("devices_per_system"), network_gb_s: number("network_gb_s"), max_devices: number("max_devices") },
     limit: 20,
   });
 }
 
-function planForm(spec, registry, zoo, catalog) {
+function planForm(spec, registry, zoo, catalog, clusters) {
   const t = spec.target || {};
   const costs = spec.costs || {};
   const cluster = spec.cluster || {};
@@ -103,6 +105,17 @@ function planForm(spec, registry, zoo, catalog) {
   kindSelect.addEventListener("change", showTarget);
   for (const [k, row] of Object.entries(targets)) row.hidden = k !== kind;
   const parts = h("datalist", { id: "plan-catalog-ids" }, catalog.map((e) => h("option", { value: e.id, label: e.name })));
+  // a declared cluster (hwadvisor clusters create) brings its own network and devices per system
+  const described = [field("devices_per_system", "devices per system", cluster.devices_per_system, { placeholder: "8", min: "1", step: "1" }),
+    field("network_gb_s", "network GB/s per device", cluster.network_gb_s, { placeholder: "25" })];
+  const clusterSelect = h("select", { name: "declared", id: "plan-cluster" },
+    options(["", ...clusters.map((c) => c.name)], cluster.declared || "", (name) => {
+      const c = clusters.find((found) => found.name === name);
+      return c ? `${c.name}: ${c.devices} devices on ${c.machines.length} machines, ${fmt(c.network_gb_s)} GB/s` : "described here";
+    }));
+  const showCluster = () => { for (const label of described) label.hidden = clusterSelect.value !== ""; };
+  clusterSelect.addEventListener("change", showCluster);
+  showCluster();
   return h("form", { class: "card", id: "plan-form" },
     h("div", { class: "row" },
       workloadLabel, taskLabel,
@@ -116,8 +129,8 @@ function planForm(spec, registry, zoo, catalog) {
       field("power_budget_w", "power budget W/device", spec.power_budget_w),
       field("system_power_budget_w", "system budget W", spec.system_power_budget_w),
       field("max_price_usd", "max purchase $", spec.max_price_usd),
-      field("devices_per_system", "devices per system", cluster.devices_per_system, { placeholder: "8", min: "1", step: "1" }),
-      field("network_gb_s", "network GB/s per device", cluster.network_gb_s, { placeholder: "25" }),
+      h("label", {}, "cluster", clusterSelect),
+      described,
       field("max_devices", "max devices", cluster.max_devices, { placeholder: "64", min: "1", step: "1" })),
     h("div", { class: "row" },
       field("period_years", "period years", costs.period_years, { placeholder: "3", min: "0.1" }),
