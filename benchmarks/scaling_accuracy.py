@@ -22,11 +22,13 @@ all leave-one-config-out errors. Baselines get bands the same way, so coverage c
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from app.catalog import CatalogHardware, load
 from app.catalog.published import shipped as published_results
@@ -216,9 +218,85 @@ def splits(out: Callable[[str], None], predicted: Sequence[Predicted], catalog: 
         )
 
 
+Fitter = Callable[[Sequence[MultiRow]], Callable[[MultiRow], scaling.ScalingParams]]
+Loss = Literal["squared", "absolute"]
+
+
+def shared(loss: Loss) -> Fitter:
+    """One set of parameters for every link (``loss``: squared or absolute log error)."""
+
+    def fitter(rows: Sequence[MultiRow]) -> Callable[[MultiRow], scaling.ScalingParams]:
+        params = scaling.fit(measured_cases(rows, catalog_by_id()), loss=loss)
+        return lambda _row: params
+
+    return fitter
+
+
+def per_link(loss: Loss) -> Fitter:
+    """A set of parameters per link kind (NVLink, PCIe), each fitted on that kind's rows."""
+
+    def fitter(rows: Sequence[MultiRow]) -> Callable[[MultiRow], scaling.ScalingParams]:
+        catalog = catalog_by_id()
+        fitted = {
+            kind: scaling.fit(measured_cases([r for r in rows if _kind(r, catalog) == kind], catalog), loss=loss)
+            for kind in ("nvlink", "pcie")
+        }
+        return lambda row: fitted[_kind(row, catalog)]
+
+    return fitter
+
+
+def _kind(row: MultiRow, catalog: Mapping[str, CatalogHardware]) -> str:
+    return scaling.link_of(catalog[row.part], row.devices, bridged=row.bridged).kind
+
+
+@functools.cache
+def catalog_by_id() -> dict[str, CatalogHardware]:
+    return {e.id: e for e in load()}
+
+
+def alternatives(out: Callable[[str], None], rows: Sequence[MultiRow], ahead: Sequence[MultiRow]) -> None:
+    """Leave one config out (and forward, for the record) for other ways to fit the parameters, on the
+    measured 1-GPU throughput, with the shipped way first: what the choice of the shipped one rests on."""
+    catalog = catalog_by_id()
+    ways = {
+        "one set, squared log error (shipped)": shared("squared"),
+        "one set per link kind, squared log error": per_link("squared"),
+        "one set, absolute log error": shared("absolute"),
+        "one set per link kind, absolute log error": per_link("absolute"),
+    }
+    out("# Ways to fit the scaling parameters: leave one config out on the measured 1-GPU throughput")
+    configs = sorted({(r.version, r.config) for r in rows})
+    for name, fitter in ways.items():
+        errors: list[tuple[str, float]] = []
+        for held in configs:
+            params_of = fitter([r for r in rows if (r.version, r.config) != held])
+            for r in rows:
+                if (r.version, r.config) == held and r.single is not None:
+                    model = float(scaling.predict_cases(params_of(r), [case_of(r, catalog, r.single)])[0])
+                    errors.append((_kind(r, catalog), model / r.throughput - 1))
+        params_of = fitter(rows)
+        forward_errors = [
+            float(scaling.predict_cases(params_of(r), [case_of(r, catalog, r.single)])[0]) / r.throughput - 1
+            for r in ahead
+            if r.single is not None
+        ]
+        by_kind = ", ".join(
+            f"{kind} {100 * statistics.fmean(abs(e) for k, e in errors if k == kind):.1f}%"
+            for kind in ("nvlink", "pcie")
+        )
+        out(
+            f"  {name}: mean {100 * statistics.fmean(abs(e) for _, e in errors):.1f}% "
+            f"(median {100 * statistics.median(abs(e) for _, e in errors):.1f}%; {by_kind}); forward "
+            f"{100 * statistics.fmean(abs(e) for e in forward_errors):.1f}%, signed "
+            f"{100 * statistics.fmean(forward_errors):+.1f}%"
+        )
+
+
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", action="store_true", help="also print per-config tables")
+    parser.add_argument("--alternatives", action="store_true", help="also compare other ways to fit the parameters")
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
     args = parser.parse_args(argv)
     if not (args.datasets / "lambda-dl-benchmark").is_dir():
@@ -257,6 +335,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         pairs,
         found,
     )
+    if args.alternatives:
+        out("")
+        alternatives(out, rows, ahead)
 
 
 if __name__ == "__main__":

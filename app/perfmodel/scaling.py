@@ -259,9 +259,11 @@ def predict_cases(params: ScalingParams, cases: Sequence[Case]) -> Array:
     return result
 
 
-def fit(cases: Sequence[Case], *, rounds: int = 6, points: int = 15) -> ScalingParams:
-    """The parameters minimising the squared log error over ``cases`` (a grid search that zooms in:
-    the step's max() makes the loss kinked, which Gauss-Newton steps handle badly)."""
+def fit(
+    cases: Sequence[Case], *, rounds: int = 6, points: int = 15, loss: Literal["squared", "absolute"] = "squared"
+) -> ScalingParams:
+    """The parameters minimising the squared (or absolute) log error over ``cases`` (a grid search that
+    zooms in: the step's max() makes the loss kinked, which Gauss-Newton steps handle badly)."""
     if not cases:
         raise InvalidInput("no multi-device cases to fit the scaling model on")
     a = _arrays(cases)
@@ -275,8 +277,9 @@ def fit(cases: Sequence[Case], *, rounds: int = 6, points: int = 15) -> ScalingP
         grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
         efficiency, overlap, hop = np.exp(grid[:, :1]), grid[:, 1:2], np.exp(grid[:, 2:3])
         step = _exposed(a["single"], a["devices"], a["gradient"], a["gb_s"], efficiency, overlap, hop)
-        loss = ((np.log(a["devices"] * a["batch"] / step) - measured) ** 2).sum(axis=1)
-        best = grid[int(np.argmin(loss))]
+        error = np.log(a["devices"] * a["batch"] / step) - measured
+        total = (error**2 if loss == "squared" else np.abs(error)).sum(axis=1)
+        best = grid[int(np.argmin(total))]
         width = (hi - lo) / (points - 1) * 2
         lo, hi = np.maximum(floor, best - width), np.minimum(ceiling, best + width)
     return ScalingParams(link_efficiency=math.exp(best[0]), overlap=float(best[1]), hop_s=math.exp(best[2]))
