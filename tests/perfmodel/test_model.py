@@ -124,7 +124,7 @@ def test_the_host_pays_a_dispatch_per_operator_and_a_launch_per_further_kernel()
     host = step(fused, gpu(), 1, PARAMS, runtime="torch-eager").host_s
     assert host == pytest.approx(PARAMS["dispatch_eager_s"] + 64 * PARAMS["launch_s"] + PARAMS["step_s"])
     split = fused.model_copy(update={"buckets": [fused.buckets[0].model_copy(update={"operators": 65})]})
-    assert step(split, gpu(), 1, PARAMS, runtime="torch-eager").host_s > 5 * host
+    assert step(split, gpu(), 1, PARAMS, runtime="torch-eager").host_s > 4 * host
 
 
 def test_a_cpu_with_fewer_threads_is_slower() -> None:
