@@ -49,6 +49,7 @@ from app.errors import InvalidInput
 from app.perfmodel.operators import (
     CELL_ELEMENTWISE,
     NORM_BACKWARD,
+    NORM_INFERENCE,
     PER_ELEMENT,
     SOFTMAX,
     OpCount,
@@ -83,6 +84,8 @@ NORM = (
     "_fused_rms_norm",
 )
 SOFTMAXES = ("_softmax", "_log_softmax", "_safe_softmax")
+BATCH_NORMS = frozenset({"native_batch_norm", "native_batch_norm_backward", "_native_batch_norm_legit"})
+"""Batch norms whose last boolean argument says whether they run in training mode."""
 REDUCTION = frozenset(
     {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod", "var", "var_mean", "std"}
     | {"std_mean", "logsumexp", "norm", "linalg_vector_norm", "any", "all", "cumsum", "nll_loss_forward"}
@@ -462,7 +465,16 @@ def _flops(
     per = PER_ELEMENT.get(op_class, 1.0)
     if op_class is OpClass.norm and name.endswith("backward"):
         per = NORM_BACKWARD
+    elif name in BATCH_NORMS and not _batch_norm_training(name, args):
+        per = NORM_INFERENCE
     return per * sum(t.numel() for t in written)
+
+
+def _batch_norm_training(name: str, args: Sequence[Any]) -> bool:
+    """Whether a batch norm computes batch statistics (training) rather than using its running ones:
+    the ``training`` argument (native_batch_norm: the sixth, its backward: ``train``, the eighth)."""
+    index = 7 if name.endswith("backward") else 5
+    return bool(args[index]) if len(args) > index else True
 
 
 def _convolution_backward_flops(args: Sequence[Any]) -> float:
@@ -530,6 +542,10 @@ def _bytes(
         target = inputs[1]
         return float(_nbytes(target) + target.numel() * inputs[0].element_size() + out)
     read = sum(_distinct_bytes(t) for t in inputs)
+    if name in BATCH_NORMS and _batch_norm_training(name, args):
+        # statistics first, then the normalisation (backward: the reductions, then the gradient):
+        # the activations (and backward the incoming gradient) are read twice
+        read += sum(_distinct_bytes(t) for t in inputs[: 2 if name.endswith("backward") else 1])
     if name.startswith(RECURRENT):  # the recurrent weights re-read each step; the gates stored and read
         layer = RnnLayer.of(args)
         read += (layer.steps - 1) * layer.recurrent_weight_bytes + 2 * layer.gates * layer.tokens * layer.itemsize

@@ -24,7 +24,9 @@ The lab's eager runs, and every prediction for them, have ``t = 1``.
 
 The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
-runtime's much smaller executor cost) plus ``step_s`` per step. A GPU overlaps the two (the host
+runtime's much smaller executor cost), ``launch_s`` per kernel an operator launches beyond its first
+(cuDNN's LSTM layer, a foreach optimiser update, a convolution's backward: one call from Python, the
+rest launched from C++), plus ``step_s`` per step. A GPU overlaps the two (the host
 queues kernels ahead), so a step takes the smooth max of host and device time; a CPU does both on
 the same cores, so it takes their sum. CPU peaks and bandwidth scale with the threads used.
 
@@ -69,6 +71,7 @@ PARAMETERS = (
     "cache_gain",
     "half_work",
     "kernel_s",
+    "launch_s",
     "dispatch_eager_s",
     "dispatch_graph_s",
     "step_s",
@@ -119,6 +122,9 @@ class Columns:
     flops: Array
     bytes: Array
     kernels: Array
+    operators: Array
+    """Aten calls per bucket: what the host dispatches (an LSTM layer or a foreach update is one call
+    that launches many kernels)."""
     tensor: npt.NDArray[np.bool_]
     op_class: list[str]
     cases: int
@@ -180,7 +186,9 @@ def evaluate(
     kernels = np.bincount(i, cols.kernels, n)
     device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]
     per_op = np.where(dispatch > 0, params["dispatch_eager_s"], params["dispatch_graph_s"])
-    host = kernels * per_op + params["step_s"]
+    operators = np.bincount(i, cols.operators, n)
+    extra = np.maximum(kernels - operators, 0.0)  # launches beyond each call's first, from C++
+    host = operators * per_op + extra * params["launch_s"] + params["step_s"]
     seconds = _smooth_max(device, host, OVERLAP) if params.kind == "gpu" else device + host
     return {
         "seconds": seconds,
@@ -246,12 +254,13 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         parts.append(k)
         classes.extend(EFFICIENCY_OF.get(b.op_class, "vector") for b in c.profile.buckets)
     batch = np.concatenate([np.full(len(k[0]), c.batch) for c, k in zip(cases, parts, strict=True)])
-    stacked = [np.concatenate([k[j] for k in parts]) for j in range(5)]
+    stacked = [np.concatenate([k[j] for k in parts]) for j in range(7)]
     cols = Columns(
         case=np.repeat(np.arange(len(cases)), [len(k[0]) for k in parts]),
         flops=stacked[0] * batch + stacked[1],
         bytes=stacked[2] * batch + stacked[3],
         kernels=stacked[4],
+        operators=stacked[6],
         tensor=np.concatenate([k[5] for k in parts]).astype(bool),
         op_class=classes,
         cases=len(cases),
@@ -298,6 +307,7 @@ def _coefficients(profile: Profile) -> tuple[Array, ...]:
         np.array([x.bytes.per_step for x in b]),
         np.array([x.kernels for x in b], dtype=float),
         np.array([x.op_class in TENSOR_CLASSES for x in b]),
+        np.array([x.operators for x in b], dtype=float),
     )
 
 

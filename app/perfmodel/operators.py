@@ -33,6 +33,9 @@ activation or arithmetic op counts 1 whatever it computes (exp, tanh: the kernel
 either way); a normalisation 5 (mean, variance, normalise, scale, shift), its backward ``NORM_BACKWARD``;
 softmax ``SOFTMAX`` (max, subtract, exp, sum, divide)."""
 NORM_BACKWARD = 8.0
+NORM_INFERENCE = 2.0
+"""A batch norm in eval mode uses its running statistics: a scale and shift per channel, 2 FLOPs
+per element, no statistics to compute."""
 SOFTMAX = 5.0
 CELL_ELEMENTWISE = 16.0
 """FLOPs per hidden unit and step of an LSTM cell besides its GEMMs (bias adds, 3 sigmoids, 2 tanh,

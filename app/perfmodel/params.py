@@ -35,8 +35,9 @@ class Calibration(BaseModel):
     observations: dict[str, int] = Field(default_factory=dict, description="What each kind was calibrated on.")
 
     def of(self, kind: str) -> Params:
-        values = self.params.get(kind) or {p: PRIORS[kind][p][0] for p in PARAMETERS}
-        return Params(kind, values)
+        """The kind's parameters; one the file lacks (a calibration older than the model) is its prior."""
+        fitted = self.params.get(kind, {})
+        return Params(kind, {p: fitted.get(p, PRIORS[kind][p][0]) for p in PARAMETERS})
 
 
 @lru_cache(maxsize=1)

@@ -15,6 +15,7 @@ from app.contracts import (
     Estimate,
     Precision,
     PredictionRequest,
+    ReasonCode,
     Recommendation,
     Scope,
     Task,
@@ -45,6 +46,7 @@ from app.recommender.guess import Guess
 from app.recommender.objectives import objective
 from app.recommender.options import Loaded, OptionTable, tables
 from app.recommender.ranking import rank
+from app.recommender.reasons import Why
 from app.recommender.roofline import roofline_estimate
 from app.recommender.space import ConfigSpace, modelled_precisions
 
@@ -259,7 +261,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             raise InvalidInput(
                 f"the catalog lacks the {request.precision.value} peak or bandwidth of {hardware.ref.name}"
             )
-        return result.to_contract()
+        return _with_memory_fit(result, hardware, request.batch_size).to_contract()
     name, task = request.name, request.task
     points = lab_points(session, name, task, owned) + public_points(session, name, task, catalog)
     source = LAB if any(p.runtime == request.runtime for p in points if p.source == LAB) else None
@@ -277,4 +279,17 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             ),
             hint="measure it on one lab machine (hwadvisor jobs create) or import published results",
         )
-    return result.to_contract()
+    return _with_memory_fit(result, hardware, request.batch_size).to_contract()
+
+
+def _with_memory_fit(result: Guess, hardware: Hardware, batch: int) -> Guess:
+    """A config that does not fit the GPU's memory keeps its figure, with the reason it cannot run as
+    asked (the recommender rejects it for the same reason)."""
+    spec = hardware.spec
+    if result.memory_gb is None or spec is None or spec.kind != "gpu" or not spec.memory_gb:
+        return result
+    if result.memory_gb <= spec.memory_gb:
+        return result
+    figures = {"hardware": hardware.ref.name, "batch_size": batch, "needed_gb": result.memory_gb}
+    result.why = [*result.reasons, Why(ReasonCode.out_of_memory, {**figures, "memory_gb": spec.memory_gb})]
+    return result

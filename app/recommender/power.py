@@ -42,6 +42,7 @@ def capped(hardware: Hardware, estimate: Guess, budget_w: float) -> Guess | None
         power_basis=PowerBasis.capped,
         power_cap_w=budget_w,
         references=estimate.references,
+        memory_gb=estimate.memory_gb,  # a cap changes the clock, not what the config holds
         why=lambda: [
             Why(
                 ReasonCode.power_capped,

@@ -49,7 +49,7 @@ def roofline_estimate(
                     "flops_per_sample": workload.flops_per_sample,
                     "bytes_per_sample": workload.bytes_per_sample,
                     "precision": precision.value,
-                    "operators": workload.operators or typical_operators(Task.infer),
+                    "operators": workload.operators or typical_operators(task),
                     "operators_given": workload.operators is not None,
                     "compute_ms": breakdown.compute_s * 1000,
                     "memory_ms": breakdown.memory_s * 1000,

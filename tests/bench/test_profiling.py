@@ -77,6 +77,26 @@ def test_a_training_step_counts_backward_and_the_optimiser() -> None:
     assert sum(op.flops for op in optimizer) == 3 * 269_722  # mul and add into the momentum, add into the weights
 
 
+def test_a_batch_norm_reads_twice_in_training_and_is_an_affine_map_in_eval() -> None:
+    workload = get_workload("resnet20")
+    evaluated = [
+        op for op in count_step(workload, Task.infer, Precision.fp32, batch=2).ops if op.op_class is OpClass.norm
+    ]
+    trained = count_step(workload, Task.train, Precision.fp32, batch=2).ops
+    forward = [op for op in trained if op.name == "native_batch_norm"]
+    backward = [op for op in trained if op.name == "native_batch_norm_backward"]
+    first, train_first, back_first = evaluated[0], forward[0], backward[-1]  # backward runs last to first
+    elements = 2 * 16 * 32 * 32  # the first norm: batch 2, 16 channels, 32 x 32
+    channels = 4 * 16  # weight, bias, running mean and variance
+    assert first.flops == 2 * elements  # scale and shift with the running statistics
+    assert first.bytes == 4 * (2 * elements + channels)  # input read once, output written
+    assert train_first.flops == pytest.approx(5 * elements, rel=0.01)  # and the saved mean and inverse std
+    # statistics, then the normalisation: the input read twice (plus the saved mean and inverse std)
+    assert train_first.bytes >= 4 * (3 * elements + channels)
+    # the reductions, then the gradient: the incoming gradient and the input each read twice
+    assert back_first.bytes >= 4 * 5 * elements
+
+
 def test_an_lstm_layer_is_one_fused_operator_with_cudnn_kernels() -> None:
     step = count_step(get_workload("lstm"), Task.infer, Precision.fp32, batch=2)
     layers = [op for op in step.ops if op.name == "mkldnn_rnn_layer"]

@@ -101,6 +101,32 @@ def test_batch_one_is_host_bound_and_large_batches_are_not() -> None:
     assert graph.seconds < one.seconds  # no Python per operator
 
 
+def test_the_host_pays_a_dispatch_per_operator_and_a_launch_per_further_kernel() -> None:
+    """One fused LSTM call launching 65 kernels is one Python dispatch, not 65."""
+    fused = Profile(
+        workload="rnn",
+        task=Task.infer,
+        precision=Precision.fp32,
+        shape={"sequence": 32},
+        buckets=[
+            Bucket(
+                op_class=OpClass.recurrent,
+                flops=Linear(per_sample=1e6),
+                bytes=Linear(per_sample=1e5, per_step=1e6),
+                kernels=65,
+                operators=1,
+            )
+        ],
+        memory=Memory(weights=1e6, activations=Linear(per_sample=1e5)),
+        batches=(1, 8),
+        made_with="hand-made for the tests",
+    )
+    host = step(fused, gpu(), 1, PARAMS, runtime="torch-eager").host_s
+    assert host == pytest.approx(PARAMS["dispatch_eager_s"] + 64 * PARAMS["launch_s"] + PARAMS["step_s"])
+    split = fused.model_copy(update={"buckets": [fused.buckets[0].model_copy(update={"operators": 65})]})
+    assert step(split, gpu(), 1, PARAMS, runtime="torch-eager").host_s > 4 * host
+
+
 def test_a_cpu_with_fewer_threads_is_slower() -> None:
     cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None)
     params = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})

@@ -30,6 +30,8 @@ from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
 
 MIN_MODELLED_PCT = 5.0
+MODEL = "model"
+"""The source of a figure made from the catalog's specs and the profile alone (the contract's word)."""
 
 
 @estimators.register
@@ -170,7 +172,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         reasons += power_why(basis)
     return Guess(
         kind=EstimateKind.predicted,
-        source=config.source,
+        # the lab's stack with no lab device of the kind to calibrate it is the model on specs alone
+        source=config.source if config.source != LAB or references else MODEL,
         throughput_samples_per_s=throughput,
         error_pct=error_pct,
         latency_p99_ms=seconds * 1000,

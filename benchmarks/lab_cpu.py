@@ -1,0 +1,144 @@
+"""The lab's own CPU from the catalog alone: this machine's quick-suite model figures, measured, against
+what the performance model predicts for the catalog parts this CPU can be.
+
+    .venv/bin/python -m benchmarks.lab_cpu [--report RUN.json] [--budget-s 1.5]
+
+A virtual machine reports a generic name ("AMD EPYC") that matches no catalog entry, by design: the
+vendor's family and model numbers say which generation it is (AMD family 26 model 2 is Zen 5 "Turin",
+the EPYC 9005 series), not which of its SKUs, and a slice of a few vCPUs is not the whole part. So the
+honest comparison is against every server part of that generation: each predicted at the threads the
+config ran with (compute scales with the cores used, bandwidth four times faster: app/perfmodel/model.py
+``scaled``), and the measured figure set beside the range of their predictions and their median.
+The model's CPU calibration is OpenVINO's published server figures: nothing of this machine is fitted.
+
+Measures the quick suite's CPU configs of zoo workloads (about a minute on 2 cores), or reads them from
+a RunReport (``hwadvisor bench --out RUN.json``). On a shared machine single timings swing by tens of
+percent: read the ratios as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from app.catalog import CatalogHardware, load
+from app.contracts import Result, ResultStatus, RunReport
+from app.perfmodel.predict import band_of, predict
+
+GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
+    # vendor, family, models, generation, the server parts' names in the catalog
+    ("AuthenticAMD", 23, range(0x30, 0x40), "Zen 2", r"EPYC 7\d\d2"),
+    ("AuthenticAMD", 25, range(0x00, 0x10), "Zen 3", r"EPYC 7\d\d3"),
+    ("AuthenticAMD", 25, range(0x10, 0x20), "Zen 4", r"EPYC 9\d\d4"),
+    ("AuthenticAMD", 25, range(0xA0, 0xB0), "Zen 4c", r"EPYC (97\d4|8\d\d4)"),
+    ("AuthenticAMD", 26, range(0x00, 0x10), "Zen 5", r"EPYC 9\d\d5"),
+    ("AuthenticAMD", 26, range(0x10, 0x20), "Zen 5c", r"EPYC 9\d\d5"),
+)
+"""CPUID family and model -> generation (AMD's revision guides); Intel's generic names are not covered."""
+
+
+def cpu_identity(text: str) -> tuple[str, int, int, str]:
+    """vendor, family, model and model name from /proc/cpuinfo."""
+
+    def field(name: str) -> str:
+        found = re.search(rf"^{name}\s*:\s*(.*)$", text, re.MULTILINE)
+        return found.group(1).strip() if found else ""
+
+    return field("vendor_id"), int(field("cpu family") or 0), int(field("model") or 0), field("model name")
+
+
+def candidates(
+    vendor: str, family: int, model: int, catalog: Sequence[CatalogHardware]
+) -> tuple[str, list[CatalogHardware]]:
+    """The generation and the catalog's server parts of it (none when the CPU is not in GENERATIONS)."""
+    for v, f, models, generation, names in GENERATIONS:
+        if (v, f) == (vendor, family) and model in models:
+            parts = [
+                h for h in catalog if h.kind == "cpu" and h.architecture == generation and re.search(names, h.name)
+            ]
+            return generation, parts
+    return "unknown", []
+
+
+def measure(budget_s: float) -> list[Result]:
+    """The quick suite's CPU configs of zoo workloads, measured here."""
+    from app.bench.runner import run_config
+    from app.bench.suites import load_suite
+    from app.contracts import MeasureSpec
+    from app.perfmodel.profile import shipped
+    from app.probes import probe_machine
+
+    machine = probe_machine()
+    zoo = {workload for workload, _task, _precision in shipped()}
+    spec = MeasureSpec(time_budget_s=budget_s, warmup_budget_s=budget_s, target_ci=0.02)
+    configs = [c for c in load_suite("quick").configs(machine) if c.device == "cpu" and c.workload in zoo]
+    return [run_config(c, machine, spec) for c in configs]
+
+
+def compare(
+    results: Sequence[Result], parts: Sequence[CatalogHardware], threads: int
+) -> list[tuple[str, float, list[float]]]:
+    """(config, measured samples/s, each part's prediction) for every ok result the model covers."""
+    rows = []
+    for r in results:
+        if r.status is not ResultStatus.ok or r.task is None or not r.throughput_samples_per_s:
+            continue
+        used = r.threads or threads
+        predicted = [
+            found.throughput
+            for part in parts
+            if (found := predict(r.workload, r.task, r.precision, r.batch_size, part, runtime=r.runtime, threads=used))
+        ]
+        if predicted:
+            label = f"{r.workload}/{r.task.value} {r.runtime} {r.precision.value} batch {r.batch_size} threads {used}"
+            rows.append((label, r.throughput_samples_per_s, predicted))
+    return rows
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", type=Path, help="read the results from this RunReport instead of measuring")
+    parser.add_argument("--budget-s", type=float, default=1.5, help="sampling and warm-up budget per config")
+    args = parser.parse_args(argv)
+    import os
+
+    vendor, family, model, name = cpu_identity(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
+    generation, parts = candidates(vendor, family, model, load())
+    threads = os.cpu_count() or 1
+    out(f"# This CPU: {name!r}, {vendor} family {family} model {model} ({generation}), {threads} vCPUs")
+    if not parts:
+        out("no catalog generation for this CPU: nothing to compare (add it to GENERATIONS)")
+        return
+    out(f"catalog parts of that generation: {len(parts)} ({', '.join(sorted(p.id for p in parts))})")
+    results = RunReport.model_validate_json(args.report.read_text()).results if args.report else measure(args.budget_s)
+    rows = compare(results, parts, threads)
+    band = band_of("cpu-uncalibrated")
+    out("")
+    out("| config | measured /s | model, median part /s | model, range over parts /s | median / measured |")
+    out("|---|---|---|---|---|")
+    logs = []
+    inside = 0
+    for label, measured, predicted in rows:
+        middle = statistics.median(predicted)
+        logs.append(abs(math.log(middle / measured)))
+        inside += min(predicted) / math.exp(band) <= measured <= max(predicted) * math.exp(band)
+        out(
+            f"| {label} | {measured:,.1f} | {middle:,.1f} | {min(predicted):,.1f} - {max(predicted):,.1f} "
+            f"| {middle / measured:.2f} |"
+        )
+    if rows:
+        typical = math.exp(statistics.fmean(logs)) - 1
+        out("")
+        out(
+            f"median part: mean abs log error {statistics.fmean(logs):.2f} (x/÷{1 + typical:.2f}); "
+            f"{inside}/{len(rows)} measured figures inside the parts' range widened by the uncalibrated CPU band "
+            f"(x/÷{math.exp(band):.1f})"
+        )
+
+
+if __name__ == "__main__":
+    main()

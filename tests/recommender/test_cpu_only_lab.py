@@ -1,0 +1,99 @@
+"""A lab that owns only CPUs asks which GPU to buy: every GPU that fits the budget is answered from the
+performance model, with its kind, band and explanation (issue 15's first promise), through the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from testkit.factories import Api, run_report
+from testkit.lab import cpu_machine, measured
+
+BUDGET_W = 300.0
+GPUS_UNDER_BUDGET = {"l4", "t4", "a10", "a100-pcie-40gb", "a100-pcie-80gb"}
+
+
+def cpu_only_lab(api: Api) -> None:
+    """One CPU box that measured the two workloads in eager PyTorch, as the quick suite does."""
+    spec = cpu_machine("node-cpu")
+    _machine_id, token = api.enroll(spec)
+    results = [
+        measured(8, 25, 110, device="cpu", runtime="torch-eager", precision="fp32", threads=16, power_source="rapl"),
+        measured(1, 12, 100, device="cpu", runtime="torch-eager", precision="fp32", threads=16, power_source="rapl"),
+    ]
+    results += [
+        measured(1, 30, 100, device="cpu", runtime="torch-eager", precision="fp32", workload="bert_base", threads=16)
+    ]
+    assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+
+
+def ask(api: Api, workload: str) -> dict[str, Any]:
+    body = {
+        "workload": workload,
+        "task": "infer",
+        "scope": "catalog",
+        "batch_size": 32,
+        "constraints": {"power_budget_w": BUDGET_W, "runtimes": ["torch-eager"], "precisions": ["fp16", "bf16"]},
+        "limit": 1000,
+    }
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+@pytest.mark.parametrize("workload", ["resnet50", "bert_base"])
+def test_a_cpu_only_lab_is_offered_gpus_with_predicted_figures(api: Api, workload: str) -> None:
+    cpu_only_lab(api)
+    answer = ask(api, workload)
+    gpus = [c for c in answer["candidates"] if c["hardware"]["kind"] == "cuda"]
+    offered = {c["hardware"]["catalog_id"] for c in gpus}
+    assert offered >= GPUS_UNDER_BUDGET, GPUS_UNDER_BUDGET - offered
+    for c in gpus:
+        e = c["estimate"]
+        assert e["kind"] == "predicted" and e["source"] == "model"  # nothing in this lab measured a GPU
+        assert e["throughput_low"] < e["throughput_samples_per_s"] < e["throughput_high"]
+        assert 5 <= e["error_pct"] < 200
+        assert e["power_w"] is not None and e["power_w"] <= BUDGET_W * (1 + 1e-9)
+        assert e["memory_gb"] is not None and e["memory_gb"] > 0
+        assert f"modelled from the {workload} operator profile" in e["explanation"]
+        assert "modelled" in [w["code"] for w in e["why"]]  # after power_capped, for a GPU capped to the budget
+    # a bigger GPU is faster at a large batch: an A100 beats a T4 at its best
+    best = {
+        cid: max(c["estimate"]["throughput_samples_per_s"] for c in gpus if c["hardware"]["catalog_id"] == cid)
+        for cid in ("t4", "a100-pcie-40gb")
+    }
+    assert best["a100-pcie-40gb"] > 3 * best["t4"]
+    assert "best 1000" not in " ".join(answer["notes"])  # the whole list: none cut
+
+
+def test_an_h100_prediction_is_answered_for_every_runtime_and_a_t4_says_why_not_bf16(api: Api) -> None:
+    cpu_only_lab(api)
+    headers = api.bearer(api.token("readonly"))
+    for runtime in ("torch-eager", "pytorch-ngc"):
+        body = {"catalog_id": "h100-sxm5-80gb", "workload": "resnet50", "task": "infer", "runtime": runtime}
+        response = api.client.post(
+            "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 256}, headers=headers
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["kind"] == "predicted"
+    body = {"catalog_id": "t4", "workload": "bert_base", "task": "train", "runtime": "torch-eager"}
+    refused = api.client.post(
+        "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 8}, headers=headers
+    )
+    assert refused.status_code == 404 and "no bf16 peak for NVIDIA T4" in refused.json()["detail"]
+
+
+def test_a_config_that_does_not_fit_says_so(api: Api) -> None:
+    body = {"catalog_id": "rtx-4090", "workload": "fcn_s", "task": "train", "runtime": "torch-eager"}
+    response = api.client.post(
+        "/api/v1/predictions",
+        json={**body, "precision": "fp32", "batch_size": 100_000},
+        headers=api.bearer(api.token("readonly")),
+    )
+    assert response.status_code == 200, response.text
+    estimate = response.json()
+    assert estimate["memory_gb"] > 24
+    assert estimate["why"][-1]["code"] == "out_of_memory"
+    assert "has 24 GB" in estimate["explanation"]
