@@ -247,7 +247,10 @@ class Estimate(Answer):
     throughput_samples_per_s: Positive
     throughput_low: NonNegative
     throughput_high: NonNegative
-    error_pct: NonNegative = Field(description="Half-width of the band, percent of the throughput.")
+    error_pct: NonNegative = Field(
+        description="The band, percent of the throughput: throughput_low = throughput / (1 + e), "
+        "throughput_high = throughput x (1 + e) (symmetric in ratio, as the bands are calibrated)."
+    )
     latency_p99_ms: NonNegative | None = None
     power_w: NonNegative | None = None
     power_basis: PowerBasis | None = None
