@@ -8,11 +8,30 @@ data/power.json). It is a prediction, labelled so, never a measurement.
 
 from __future__ import annotations
 
+from app.catalog import CatalogHardware
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, ReasonCode
 from app.perfmodel import power as power_model
+from app.perfmodel.model import Breakdown
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
-from app.recommender.reasons import Why
+from app.recommender.reasons import Why, power_why
+
+
+def modelled_draw(spec: CatalogHardware, breakdown: Breakdown) -> tuple[float | None, PowerBasis | None, list[Why]]:
+    """A modelled config's board power from its utilisation of compute and memory (app/perfmodel/power.py),
+    the TDP where the model has no calibration for the kind, nothing where the catalog gives no limit;
+    with the reason that says which."""
+    if not (spec.tdp_w or spec.power_limit_max_w):
+        return None, None, power_why(None)
+    drawn = power_model.estimate(spec, breakdown.utilisation_compute, breakdown.utilisation_memory)
+    if drawn.basis == "tdp":
+        return drawn.power_w, PowerBasis.tdp, power_why(PowerBasis.tdp)
+    figures = {
+        "compute_util": breakdown.utilisation_compute,
+        "memory_util": breakdown.utilisation_memory,
+        "power_w": drawn.power_w,
+    }
+    return drawn.power_w, PowerBasis.modelled, [Why(ReasonCode.power_modelled, figures)]
 
 
 def power_range(hardware: Hardware) -> tuple[float, float] | None:

@@ -3,12 +3,13 @@
 The workload becomes a one-bucket profile (app/perfmodel/custom.py) and runs through the same
 calibrated model as the zoo: a roofline at the efficiencies the data taught, plus a kernel and (in
 eager PyTorch) a host dispatch per operator, which is what batch-1 latency is made of. Its band is
-the one an uncalibrated model earned out of sample, labelled ``source: model``.
+the one an uncalibrated model earned out of sample, labelled ``source: model``; its power is modelled
+from its utilisation of compute and memory, like the zoo's, not taken as the TDP.
 """
 
 from __future__ import annotations
 
-from app.contracts import CustomWorkload, EstimateKind, PowerBasis, Precision, ReasonCode, Task
+from app.contracts import CustomWorkload, EstimateKind, Precision, ReasonCode, Task
 from app.perfmodel.bands import as_pct
 from app.perfmodel.custom import profile, typical_operators
 from app.perfmodel.device import device
@@ -17,7 +18,8 @@ from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
-from app.recommender.reasons import Why, power_why
+from app.recommender.power import modelled_draw
+from app.recommender.reasons import Why
 
 CUSTOM_RUNTIME = "torch-eager"
 
@@ -33,7 +35,7 @@ def roofline_estimate(
     breakdown = step(profiled, dev, batch, calibration().of(dev.kind), runtime=CUSTOM_RUNTIME)
     throughput = batch / breakdown.seconds
     error_pct = as_pct(band_of(f"{dev.kind}-uncalibrated"))
-    power = spec.tdp_w
+    power, basis, power_reasons = modelled_draw(spec, breakdown)
     return Guess(
         kind=EstimateKind.predicted,
         source="model",
@@ -41,7 +43,7 @@ def roofline_estimate(
         error_pct=error_pct,
         latency_p99_ms=breakdown.seconds * 1000,
         power_w=power,
-        power_basis=PowerBasis.tdp if power else None,
+        power_basis=basis,
         why=[
             Why(
                 ReasonCode.roofline,
@@ -58,7 +60,7 @@ def roofline_estimate(
                     "error_pct": error_pct,
                 },
             ),
-            *power_why(PowerBasis.tdp if power else None),
+            *power_reasons,
         ],
         memory_gb=profiled.memory.at(batch) / 1e9,
     )

@@ -275,13 +275,18 @@ def test_cpu_thread_counts_are_candidates_and_interpolate(api: Api) -> None:
 def test_a_custom_workload_is_a_labelled_roofline_prediction(api: Api) -> None:
     build(api)
     custom = {"name": "my_mlp", "flops_per_sample": 2e9, "bytes_per_sample": 4e6, "parameters": 1_000_000}
-    body = {"custom": custom, "scope": "catalog", "constraints": {"precisions": ["bf16"], "power_budget_w": 400}}
+    constraints = {"precisions": ["bf16"], "power_budget_w": 400}
+    body = {"custom": custom, "scope": "catalog", "constraints": constraints, "limit": 500}
     response = api.client.post("/api/v1/recommendations", json=body, headers=api.admin)
     assert response.status_code == 200, response.text
     answer = response.json()
     assert answer["candidates"] and all(c["estimate"]["source"] == "model" for c in answer["candidates"])
     assert all(c["estimate"]["error_pct"] >= 50 for c in answer["candidates"])
     assert any("custom workload" in n for n in answer["notes"])
+    # its power is modelled from its utilisation, so a 700 W H100 that draws less is not capped by its TDP
+    gpus = [c["estimate"] for c in answer["candidates"] if c["hardware"]["kind"] == "cuda"]
+    assert gpus and all(e["power_basis"] in ("modelled", "capped") for e in gpus)
+    assert any(c["hardware"]["name"] == "NVIDIA H100 SXM5 80GB" for c in answer["candidates"])
 
 
 @pytest.mark.parametrize(("task", "precision", "needed_gb"), [("infer", "bf16", 140.0), ("train", "bf16", 840.0)])

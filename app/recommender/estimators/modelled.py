@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
-from app.perfmodel import power as power_model
+from app.contracts import DeviceKind, EstimateKind, Precision, ReasonCode
 from app.perfmodel.bands import as_pct
 from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.model import dispatch_of
@@ -27,7 +26,8 @@ from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
 from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, estimators
 from app.recommender.evidence import LAB, Hardware
 from app.recommender.guess import Guess
-from app.recommender.reasons import Why, power_why
+from app.recommender.power import modelled_draw
+from app.recommender.reasons import Why
 
 MIN_MODELLED_PCT = 5.0
 MODEL = "model"
@@ -139,13 +139,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
-    limit_known = bool(hardware.spec.tdp_w or hardware.spec.power_limit_max_w)
     seconds = config.batch_size / throughput
-    drawn = power_model.estimate(hardware.spec, b.utilisation_compute, b.utilisation_memory) if limit_known else None
-    power: float | None = drawn.power_w if drawn is not None else None
-    basis: PowerBasis | None = None
-    if drawn is not None:
-        basis = PowerBasis.modelled if drawn.basis != "tdp" else PowerBasis.tdp
+    power, basis, power_reasons = modelled_draw(hardware.spec, b)
     why = Why(
         ReasonCode.modelled,
         {
@@ -160,16 +155,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             "error_pct": error_pct,
         },
     )
-    reasons = [why]
-    if basis is PowerBasis.modelled:
-        reasons.append(
-            Why(
-                ReasonCode.power_modelled,
-                {"compute_util": b.utilisation_compute, "memory_util": b.utilisation_memory, "power_w": power},
-            )
-        )
-    else:
-        reasons += power_why(basis)
+    reasons = [why, *power_reasons]
     return Guess(
         kind=EstimateKind.predicted,
         # the lab's stack with no lab device of the kind to calibrate it is the model on specs alone
