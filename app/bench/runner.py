@@ -194,6 +194,11 @@ def _run_parallel(config: BenchConfig, machine: MachineSpec, measure_config: Mea
     except Exception as exc:
         return _caught(config, exc)
     assert outcome is not None  # one machine's run always has its rank 0 here
+    return _parallel_result(config, outcome)
+
+
+def _parallel_result(config: BenchConfig, outcome: data_parallel.ParallelTiming) -> Result:
+    """``config.devices`` ranks' timings as a result: a training step trains every rank's batch."""
     collective = config.workload in primitives
     return _result(
         config,
@@ -230,17 +235,7 @@ def run_node_config(
         return _caught(world, exc).model_copy(update=over) if rendezvous.node_rank == 0 else None
     if outcome is None:
         return None
-    collective = config.workload in primitives
-    found = _result(
-        dataclasses.replace(world, threads=config.threads),
-        outcome.timing,
-        None,
-        outcome.peak_memory_mb,
-        work=outcome.work,
-        samples_per_step=config.batch_size * (1 if collective else world.devices),
-        scaling_efficiency=outcome.scaling_efficiency,
-    )
-    return found.model_copy(update=over)
+    return _parallel_result(dataclasses.replace(world, threads=config.threads), outcome).model_copy(update=over)
 
 
 def run_suite(
