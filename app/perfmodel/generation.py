@@ -34,7 +34,7 @@ from app.perfmodel import llm
 from app.perfmodel.device import device
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import DEFAULT_BAND, band_of
+from app.perfmodel.predict import band_of
 from app.perfmodel.profile import Profile
 from app.perfmodel.scaling import TYPICAL, allreduce_seconds, ring_link
 
@@ -56,12 +56,13 @@ class LlmCalibration(BaseModel):
         return self.factors.get(f"{kind}/{task.value}", 1.0)
 
     def band(self, kind: str, task: Task) -> tuple[float, str]:
-        """The band and its kind: the lab's leave-one-preset-out error where it has one, else the
-        device model's band for the kind (its own out-of-sample error on other workloads)."""
+        """The band and its kind: the lab's leave-one-preset-out error where it has one; else the
+        device model's band before calibration (nothing measured a language model on this kind: its
+        efficiencies were learned on other workloads, and may not carry over)."""
         key = f"{kind}/{task.value}"
         if key in self.bands:
             return self.bands[key], f"{kind}-llm"
-        return band_of(kind) if kind in calibration().bands else DEFAULT_BAND, f"{kind}-llm-uncalibrated"
+        return band_of(f"{kind}-uncalibrated"), f"{kind}-llm-uncalibrated"
 
 
 @lru_cache(maxsize=1)

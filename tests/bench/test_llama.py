@@ -88,3 +88,28 @@ def test_every_preset_is_a_workload_of_its_published_shape() -> None:
         workload = get_workload(name)
         assert isinstance(workload, LlmWorkload) and workload.preset.shape == preset.shape
         assert workload.info.tasks == ("prefill", "decode", "train")
+
+
+@pytest.mark.slow
+def test_torch_compile_decodes_over_the_cache_without_recompiling() -> None:
+    """The cache is a module attribute written in place: one graph, compiled once (timed apart)."""
+    config = BenchConfig("llama_135m", Task.decode, "torch-compile", "cpu", Precision.fp32, 2, 2, context=12)
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.compile_time_s is not None and result.compile_time_s > 0
+    assert result.latency_p50_ms is not None and result.latency_p50_ms * 1000 < result.compile_time_s * 1e6
+
+
+def test_a_suite_grid_gives_language_models_their_contexts_and_others_none() -> None:
+    from app.bench.suites import parse_suite
+
+    suite = parse_suite(
+        'name = "t"\n[[grid]]\nworkloads = ["llama_135m", "resnet56"]\ntasks = ["decode"]\ncontexts = [64, 256]\n',
+        "test",
+    )
+    configs = suite.configs(machine())
+    assert sorted((c.workload, c.context) for c in configs) == [
+        ("llama_135m", 64),
+        ("llama_135m", 256),
+        ("resnet56", None),
+    ]
