@@ -1,13 +1,16 @@
 """How well prefill and decode are predicted on this machine's measured presets, one preset held out.
 
     .venv/bin/python -m app bench --suite benchmarks/llm_cpu.toml --out benchmarks/data/llm_cpu_run.json
-    .venv/bin/python -m benchmarks.llm_accuracy [--run FILE] [--markdown] [--write]
+    .venv/bin/python -m benchmarks.llm_accuracy [--run FILE ...] [--markdown] [--write]
 
 The run (benchmarks/llm_cpu.toml) measures three presets' prefill and decode through the real runner,
-and the machine's memory bandwidth (copy_256mb). The machine is described as the catalog describes a
-CPU (docs/ARCHITECTURE.md): its peaks by the architecture's rule, cores x clock x FLOP per cycle
-(app/catalog/curated/cpu_architectures.toml, ``--flop-per-cycle``, Zen 5's by default), and, since a
-virtual machine's share of the memory system is in no datasheet, the bandwidth it measured.
+and the machine's memory bandwidth (copy_256mb). On a machine others share, run it several times
+(one file each): per config the fastest median of the rounds is taken as what the machine does
+(another process's load only ever slows a step), and the spread between rounds is printed. The
+machine is described as the catalog describes a CPU (docs/ARCHITECTURE.md): its peaks by the
+architecture's rule, cores x clock x FLOP per cycle (app/catalog/curated/cpu_architectures.toml,
+``--flop-per-cycle``, Zen 5's by default), and, since a virtual machine's share of the memory system
+is in no datasheet, the bandwidth it measured.
 
 For each preset held out, the factor per task (measured / modelled step time, geometric mean,
 app/perfmodel/generation.py) is fitted on the other presets' results and the held-out preset's
@@ -32,7 +35,7 @@ from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunRepor
 from app.perfmodel import generation, llm
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = ROOT / "benchmarks" / "data" / "llm_cpu_run.json"
+RUNS = sorted((ROOT / "benchmarks" / "data").glob("llm_cpu_run*.json"))
 OUT = ROOT / "app" / "perfmodel" / "data" / "llm.json"
 TASKS = (Task.prefill, Task.decode)
 ZEN5 = {"fp32": 64.0, "bf16": 128.0, "int8": 256.0}
@@ -55,9 +58,11 @@ class Case:
         return self.result.task
 
 
-def machine_part(report: RunReport, clock_ghz: float, per_cycle: dict[str, float]) -> CatalogHardware:
+def machine_part(
+    report: RunReport, results: list[Result], clock_ghz: float, per_cycle: dict[str, float]
+) -> CatalogHardware:
     """This machine as a catalog CPU entry: rule peaks, the measured bandwidth, its cores and L3."""
-    copies = [r for r in report.results if r.workload.startswith("copy_") and r.status is ResultStatus.ok]
+    copies = [r for r in results if r.workload.startswith("copy_") and r.status is ResultStatus.ok]
     if not copies or copies[0].bandwidth_gb_per_s is None:
         raise SystemExit("the run has no copy_256mb result: measure it with benchmarks/llm_cpu.toml")
     cpu = report.machine.cpu
@@ -93,9 +98,26 @@ def roofline_s(result: Result, part: CatalogHardware) -> float:
     return moved / ((part.memory_bandwidth_gb_s or 0.0) * 1e9)
 
 
-def cases(report: RunReport, part: CatalogHardware) -> list[Case]:
+def fastest(reports: list[RunReport]) -> tuple[list[Result], dict[tuple[object, ...], float]]:
+    """Per config, the result with the fastest median over the rounds, and the rounds' spread (slowest
+    median over fastest)."""
+    by: dict[tuple[object, ...], list[Result]] = defaultdict(list)
+    for report in reports:
+        for r in report.results:
+            if r.status is ResultStatus.ok and r.latency_p50_ms is not None:
+                key = (r.workload, r.task, r.precision, r.batch_size, r.context_tokens, r.threads, r.runtime)
+                by[key].append(r)
+    best = [min(rs, key=lambda r: r.latency_p50_ms or math.inf) for rs in by.values()]
+    spread = {
+        k: max(r.latency_p50_ms or 0 for r in rs) / min(r.latency_p50_ms or math.inf for r in rs)
+        for k, rs in by.items()
+    }
+    return best, spread
+
+
+def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
     found = []
-    for r in report.results:
+    for r in results:
         if r.status is not ResultStatus.ok or r.task not in TASKS or r.latency_p50_ms is None:
             continue
         assert r.task is not None and r.context_tokens is not None
@@ -144,21 +166,30 @@ def quantile90(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", type=Path, default=RUN)
+    parser.add_argument(
+        "--run", type=Path, nargs="+", default=RUNS, help="run reports (default: benchmarks/data/llm_cpu_run*.json)"
+    )
     parser.add_argument("--clock-ghz", type=float, default=None, help="base clock; default: the run's, else 2.6")
     parser.add_argument("--flop-per-cycle", default=None, help='JSON, e.g. {"fp32": 64, "bf16": 128} (Zen 5)')
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--write", action="store_true", help=f"write the factors and bands to {OUT}")
     args = parser.parse_args()
-    report = RunReport.model_validate_json(args.run.read_text(encoding="utf-8"))
+    reports = [RunReport.model_validate_json(path.read_text(encoding="utf-8")) for path in args.run]
+    if len({r.machine.hostname for r in reports}) > 1:
+        raise SystemExit("the runs are of different machines: hold out presets of one machine at a time")
+    report = reports[0]
+    results, spread = fastest(reports)
     cpu = report.machine.cpu
     clock = args.clock_ghz or ((cpu.base_mhz or cpu.max_mhz or 2600.0) / 1000)
-    part = machine_part(report, clock, json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5)
-    found = cases(report, part)
+    part = machine_part(report, results, clock, json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5)
+    found = cases(results, part)
     per_preset = held_out(found)
+    spreads = sorted(spread.values())
     print(
         f"{part.name}: fp32 {part.peak_fp32_tflops:.3f} TFLOP/s, bf16 {part.peak_bf16_tflops:.3f} by rule at "
-        f"{clock:g} GHz; bandwidth {part.memory_bandwidth_gb_s:.1f} GB/s measured; {len(found)} results"
+        f"{clock:g} GHz; bandwidth {part.memory_bandwidth_gb_s:.1f} GB/s measured; {len(found)} configs, the "
+        f"fastest of {len(reports)} rounds each (slowest / fastest round: median {statistics.median(spreads):.2f}, "
+        f"max {spreads[-1]:.2f})"
     )
     bar = "|" if args.markdown else " "
     print(
@@ -196,8 +227,9 @@ def main() -> None:
             bands={f"cpu/{t.value}": round(quantile90(logs[t]), 4) for t in TASKS},
             observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS},
             measured_on=[
-                f"{report.machine.hostname}: {part.name}, {len(found)} prefill/decode results of "
-                f"{', '.join(sorted(per_preset))} (benchmarks/llm_cpu.toml, {report.finished_at:%Y-%m-%d})"
+                f"{report.machine.hostname}: {part.name}, {len(found)} prefill/decode configs of "
+                f"{', '.join(sorted(per_preset))}, fastest of {len(reports)} rounds (benchmarks/llm_cpu.toml, "
+                f"{report.finished_at:%Y-%m-%d})"
             ],
         )
         OUT.write_text(json.dumps(calibration.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")

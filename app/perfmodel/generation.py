@@ -8,8 +8,8 @@ of KV cache per step, so it comes out bandwidth-bound, plus the per-kernel and p
 model already has (about 40 kernels per layer per token: the per-token overhead).
 
 On top, one factor per kind of device and task (``LlmCalibration``, app/perfmodel/data/llm.json,
-written by scripts/calibrate_llm.py from the lab's own prefill/decode measurements): the ratio of
-measured to modelled step time, as a geometric mean. A kind the lab has not measured has none (1)
+written by ``benchmarks/llm_accuracy.py --write`` from the lab's own prefill/decode measurements):
+the ratio of measured to modelled step time, as a geometric mean. A kind the lab has not measured has none (1)
 and says so in its band's kind (``gpu-llm-uncalibrated``). benchmarks/llm_accuracy.py reports the
 error of the whole with one preset held out at a time.
 
@@ -42,7 +42,7 @@ from app.perfmodel.scaling import TYPICAL, allreduce_seconds, ring_link
 class LlmCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    generated_by: str = "scripts/calibrate_llm.py"
+    generated_by: str = "benchmarks/llm_accuracy.py --write"
     factors: dict[str, float] = Field(
         default_factory=dict, description="'<kind>/<task>' -> measured / modelled step time (geometric mean)."
     )
