@@ -2,9 +2,10 @@
 
     .venv/bin/python -m benchmarks.engine_check [--rounds 3]
 
-For three configs, the engine (hwadvisor's harness and runtime) and two independent measurements
-of the same work (a model and inputs built here, timed by a plain perf_counter loop, and by
-torch.utils.benchmark's ``Timer.blocked_autorange``) take turns, ``rounds`` times each, so that
+For three configs and a language model's prefill and decode, the engine (hwadvisor's harness and
+runtime) and two independent measurements of the same work (a model, a KV cache and inputs built
+here, timed by a plain perf_counter loop, and by torch.utils.benchmark's ``Timer.blocked_autorange``)
+take turns, ``rounds`` times each, so that
 drift on a shared machine hits all alike. The figures are the ratios of the medians; the goal is
 within 5%. (blocked_autorange reports the median of block means, which an occasional slow step
 pulls up; the plain loop's median of single steps is the like-for-like comparison.)
@@ -27,16 +28,46 @@ from app.contracts import MeasureSpec, Precision, Task
 from app.probes import probe_machine
 
 
-def configs(threads: int) -> list[BenchConfig]:
-    return [
+def configs(threads: int, only: str | None = None) -> list[BenchConfig]:
+    found = [
         BenchConfig("gemm_1024", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, threads),
         BenchConfig("resnet50", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, threads),
         BenchConfig("lstm", Task.infer, "torch-eager", "cpu", Precision.fp32, 16, threads),
+        BenchConfig("llama_135m", Task.prefill, "torch-eager", "cpu", Precision.fp32, 1, threads, context=128),
+        BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.fp32, 4, threads, context=512),
+        BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.bf16, 1, threads, context=512),
     ]
+    return [c for c in found if only is None or only in c.label()]
+
+
+def generation_step(config: BenchConfig) -> Callable[[], object]:
+    """Prefill or decode written plainly from the architecture: the model built in the dtype, a KV
+    cache of the context (decode: filled, plus the new token's slot), greedy next token."""
+    from app.bench.models.llama import KvCache, LlamaModel
+    from app.contracts import LLM_PRESETS
+
+    assert config.context is not None and config.task is not None
+    shape = LLM_PRESETS[config.workload].shape
+    dtype = torch.bfloat16 if config.precision is Precision.bf16 else torch.float32
+    model = LlamaModel(shape, dtype=dtype).eval()
+    decode = config.task is Task.decode
+    cache = KvCache.allocate(shape, config.batch_size, config.context + decode, dtype=dtype)
+    for tensor in cache.keys + cache.values:
+        tensor.normal_()
+    ids = torch.randint(0, shape.vocabulary, (config.batch_size, 1 if decode else config.context))
+    start = config.context if decode else 0
+
+    def step() -> object:
+        with torch.inference_mode():
+            return model(ids, cache=cache, start=start).argmax(-1)
+
+    return step
 
 
 def reference_step(config: BenchConfig) -> Callable[[], object]:
     """The same work, written plainly: no hwadvisor runtime involved."""
+    if config.task in (Task.prefill, Task.decode):
+        return generation_step(config)
     if config.workload.startswith("gemm_"):
         n = int(config.workload.split("_")[1])
         a, b = torch.randn(n, n), torch.randn(n, n)
@@ -75,11 +106,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=4.0, help="time budget per measurement")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", help="configs whose label contains this (llama_135m: the language model's)")
     args = parser.parse_args()
     machine = probe_machine()
     measure = MeasureSpec(time_budget_s=args.seconds, warmup_budget_s=1.0)
-    print(f"{'config':<52} {'engine':>8} {'loop':>8} {'ratio':>6} {'t.u.b':>8} {'ratio':>6}  (median ms)")
-    for config in configs(args.threads):
+    print(f"{'config':<66} {'engine':>8} {'loop':>8} {'ratio':>6} {'t.u.b':>8} {'ratio':>6}  (median ms)")
+    for config in configs(args.threads, args.only):
         engine, loop, blocked = [], [], []
         for _ in range(args.rounds):
             result = run_config(config, machine, measure)
@@ -89,7 +121,7 @@ def main() -> None:
             loop.append(plain)
             blocked.append(tub)
         ours, plain, tub = statistics.median(engine), statistics.median(loop), statistics.median(blocked)
-        print(f"{config.label():<52} {ours:>8.2f} {plain:>8.2f} {ours / plain:>6.3f} {tub:>8.2f} {ours / tub:>6.3f}")
+        print(f"{config.label():<66} {ours:>8.2f} {plain:>8.2f} {ours / plain:>6.3f} {tub:>8.2f} {ours / tub:>6.3f}")
 
 
 if __name__ == "__main__":

@@ -109,6 +109,9 @@ def build(out: Path, only: list[str] | None = None) -> tuple[int, int]:
             print(f"{name} {task.value} {precision.value}: {len(found.buckets)} buckets ({how})", flush=True)
     profiles = ProfileSet(profiles=sorted(made, key=lambda p: (p.workload, p.task.value, p.precision.value)))
     data = rounded(profiles.model_dump(mode="json"))
+    for entry in data["profiles"]:  # only a language model's profile has a KV cache: the others stay as they were
+        if not any(entry["memory"]["kv_cache"].values()):
+            del entry["memory"]["kv_cache"]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, sort_keys=True, indent=1) + "\n", encoding="utf-8")
     return len(made), fresh

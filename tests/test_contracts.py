@@ -9,7 +9,7 @@ from app.contracts import Job, MachineSpec, Result, RunReport, WorkloadSpec
 from testkit.factories import h100_spec, result, run_report
 
 DIMENSIONLESS = {"batch_size", "threads", "devices", "nodes", "iterations", "cv", "scaling_efficiency"}
-UNIT_SUFFIXES = ("_ms", "_s", "_w", "_j", "_mb", "_tflops", "_gb_per_s", "_samples_per_s")
+UNIT_SUFFIXES = ("_ms", "_s", "_w", "_j", "_mb", "_tflops", "_gb_per_s", "_samples_per_s", "_tokens_per_s", "_tokens")
 
 
 def test_every_measured_quantity_names_its_unit() -> None:

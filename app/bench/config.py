@@ -23,11 +23,15 @@ class BenchConfig:
     """Per process: each data-parallel rank on the CPU runs this many."""
     devices: int = 1
     """Data-parallel ranks measured together (app/bench/data_parallel.py); 1 is the plain path."""
+    context: int | None = None
+    """A language model's prompt (prefill), KV-cache length (decode) or sequence (train); None: its own."""
 
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""
         devices = f" devices={self.devices}" if self.devices > 1 else ""
+        context = f" context={self.context}" if self.context else ""
         workload = workload_label(self.workload, self.task)
         return (
-            f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}{threads}{devices}"
+            f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}"
+            f"{context}{threads}{devices}"
         )

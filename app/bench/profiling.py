@@ -122,6 +122,8 @@ class StepCount:
     activations: float
     activations_without_casts: float
     """What the activations would be if the weights were stored in the compute precision."""
+    kv_cache: float = 0.0
+    """A language model's KV cache (prefill, decode)."""
 
 
 def profile(
@@ -159,6 +161,8 @@ def profile(
 
 def count_step(workload: Workload, task: Task, precision: Precision, batch: int, size: Size = "standard") -> StepCount:
     """Every operator of one step at one batch size, on fake tensors."""
+    if task in (Task.prefill, Task.decode):
+        return count_generation(workload, task, precision, batch, size)
     fake = FakeTensorMode()
     with fake:
         model = workload.make(size)
@@ -188,6 +192,32 @@ def count_step(workload: Workload, task: Task, precision: Precision, batch: int,
     weights = sum(_nbytes(t) for t in (*model.parameters(), *model.buffers()))
     parameters = sum(_nbytes(p) for p in model.parameters() if p.requires_grad)
     return StepCount(recorder.ops, weights, parameters, recorder.activations(), recorder.activations(casts=False))
+
+
+GENERATION_DTYPES = {Precision.fp32: torch.float32, Precision.bf16: torch.bfloat16, Precision.fp16: torch.bfloat16}
+"""A language model's prefill and decode store the weights in the precision (no autocast), as the
+runtime does; fp16 is recorded as bf16 (the same bytes, the same operators)."""
+
+
+def count_generation(
+    workload: Workload, task: Task, precision: Precision, batch: int, size: Size = "standard"
+) -> StepCount:
+    """A language model's prefill or decode step, the one the runtime times (app/bench/workloads/llama.py),
+    at the workload's context: the KV cache is allocated before the step and is not an activation."""
+    from app.bench.workloads.llama import LlmWorkload
+
+    if not isinstance(workload, LlmWorkload):
+        raise InvalidInput(f"{workload.info.name} is not a language model: it has no {task.value} step")
+    fake = FakeTensorMode()
+    dtype = GENERATION_DTYPES[precision]
+    with fake:
+        made = workload.generation(task, batch, size=size, dtype=dtype, device=torch.device("cpu"), wrap=lambda m: m)
+    recorder = Recorder(made.module, made.inputs, task, held=made.cache)
+    with fake, recorder, torch.no_grad():
+        made.module(*made.inputs)
+    weights = sum(_nbytes(t) for t in (*made.module.parameters(), *made.module.buffers()))
+    activations = recorder.activations()
+    return StepCount(recorder.ops, weights, weights, activations, activations, kv_cache=float(made.kv_cache_bytes))
 
 
 def _training_step(
@@ -237,13 +267,16 @@ it torch runs the cell step by step, nothing like cuDNN). fp16 training adds Gra
 class Recorder(TorchDispatchMode):
     """Counts every aten operator that reaches it; see the module's docstring for the rules."""
 
-    def __init__(self, model: nn.Module, inputs: Sequence[torch.Tensor], task: Task) -> None:
+    def __init__(
+        self, model: nn.Module, inputs: Sequence[torch.Tensor], task: Task, held: Sequence[torch.Tensor] = ()
+    ) -> None:
+        """``held``: tensors allocated before the step that it writes into (a KV cache): not activations."""
         super().__init__()
         self.task = task
         self.ops: list[OpCount] = []
         self.phase = "forward"
         self._recurrent_depth = 0
-        self._weights = {StorageWeakRef(t.untyped_storage()) for t in (*model.parameters(), *model.buffers())}
+        self._weights = {StorageWeakRef(t.untyped_storage()) for t in (*model.parameters(), *model.buffers(), *held)}
         self._inputs = {StorageWeakRef(t.untyped_storage()): _storage_bytes(t) for t in inputs}
         self._live: dict[StorageWeakRef, float] = {}
         self._peak_live = 0.0
@@ -329,7 +362,7 @@ class Recorder(TorchDispatchMode):
                 weight_cast=weight_cast,
             )
         )
-        if self.task is Task.infer:
+        if self.task is not Task.train:
             self._track_live(outputs)
 
     def _classify(self, name: str, natural: OpClass) -> OpClass:
@@ -371,6 +404,9 @@ def _classify(name: str) -> OpClass:
 
 
 def _recipe(task: Task, precision: Precision) -> str:
+    if task in (Task.prefill, Task.decode):
+        stored = str(GENERATION_DTYPES[precision]).removeprefix("torch.")
+        return f"{task.value} over a static KV cache at the workload's context, no_grad, weights stored in {stored}"
     mode = "eval + no_grad" if task is Task.infer else "train, SGD momentum 0.9 (foreach)"
     dtype = RECORDED_AS.get(precision)
     cast = f", CPU autocast to {str(dtype).removeprefix('torch.')}" if dtype is not None else ", fp32 storage"
@@ -398,6 +434,7 @@ def _memory(first: StepCount, second: StepCount, batches: tuple[int, int], task:
         activations=linear(first.activations, second.activations, batches),
         optimizer_state=first.parameters if trained else 0.0,
         gradients=first.parameters if trained else 0.0,
+        kv_cache=linear(first.kv_cache, second.kv_cache, batches),
     )
 
 

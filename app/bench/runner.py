@@ -28,6 +28,7 @@ from app.bench.suites import Suite
 from app.bench.workloads import Size, workloads
 from app.contracts import MachineSpec, MeasureSpec, PowerSource, Result, ResultStatus, RunReport
 
+MIB = 1024 * 1024
 Progress = Callable[[int, int, BenchConfig, float | None], None]
 """(index starting at 1, total, the config about to run, seconds left by estimate or None)."""
 
@@ -55,6 +56,7 @@ def _config_fields(config: BenchConfig) -> dict[str, object]:
         "batch_size": config.batch_size,
         "threads": config.threads,
         "devices": config.devices,
+        "context_tokens": config.context,
     }
 
 
@@ -74,8 +76,25 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec, *, nodes: int 
         return reason
     if primitive:
         return primitives.get(config.workload)().unsupported(config, machine)
+    if reason := workload_unsupported(config):
+        return reason
     runtime = runtimes.get(config.runtime)()
-    return runtime.unavailable() or runtime.unsupported(config, machine)
+    if reason := runtime.unavailable() or runtime.unsupported(config, machine):
+        return reason
+    if config.task is not None and config.task.value not in runtime.info.tasks:
+        return f"{config.runtime} runs {', '.join(runtime.info.tasks)}, not {config.task.value}"
+    return None
+
+
+def workload_unsupported(config: BenchConfig) -> str | None:
+    """A task or precision the workload does not have: a language model has prefill, decode and
+    train, not infer; a classifier has no prefill."""
+    info = workloads.get(config.workload).info
+    if config.task is not None and config.task.value not in info.tasks:
+        return f"{config.workload} has tasks {', '.join(info.tasks)}, not {config.task.value}"
+    if config.precision.value not in info.precisions:
+        return f"{config.workload} is measured in {', '.join(info.precisions)}, not {config.precision.value}"
+    return None
 
 
 def _result(
@@ -88,6 +107,7 @@ def _result(
     work: tuple[float, str] | None = None,
     samples_per_step: int | None = None,
     scaling_efficiency: float | None = None,
+    tokens: Tokens | None = None,
 ) -> Result:
     """``samples_per_step`` defaults to the batch; a data-parallel step trains every rank's batch."""
     median = timing.median_s
@@ -124,8 +144,26 @@ def _result(
             "bandwidth_gb_per_s": bandwidth,
             "compile_time_s": compile_time_s,
             "scaling_efficiency": scaling_efficiency,
+            **(tokens.fields(median, joules / timing.n if joules is not None else None) if tokens else {}),
         }
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """A language model's step in tokens: how many it processes, at what context, with what cache."""
+
+    per_step: int
+    context: int
+    kv_cache_bytes: int | None
+
+    def fields(self, median_s: float, joules_per_step: float | None) -> dict[str, object]:
+        return {
+            "context_tokens": self.context,
+            "throughput_tokens_per_s": self.per_step / median_s,
+            "energy_per_token_j": joules_per_step / self.per_step if joules_per_step is not None else None,
+            "kv_cache_mb": self.kv_cache_bytes / MIB if self.kv_cache_bytes is not None else None,
+        }
 
 
 def run_config(
@@ -166,7 +204,10 @@ def run_config(
             finally:
                 prepared.close()
         peak = device_peak if device_peak is not None else rss.peak_mb
-        return _result(config, timing, energy.reading, peak, compile_time_s=prepared.compile_time_s)
+        tokens = None
+        if prepared.tokens_per_step is not None and prepared.context is not None:
+            tokens = Tokens(prepared.tokens_per_step, prepared.context, prepared.kv_cache_bytes)
+        return _result(config, timing, energy.reading, peak, compile_time_s=prepared.compile_time_s, tokens=tokens)
     except KeyboardInterrupt:
         raise
     except Exception as exc:

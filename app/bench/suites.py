@@ -7,6 +7,9 @@ it is missing. Threads: numbers, ``all`` (the CPUs this process may use, which i
 or ``scaling`` (1, 2, 4, ... up to the physical cores, then the logical count if SMT adds more).
 Primitives (gemm_*, copy_*, h2d_*, d2h_*, allreduce_*) take no task, runtime or batch size.
 
+Contexts (``contexts = [128, 1024]``): a language model's prompt (prefill), KV-cache length (decode)
+or training sequence, one config each; empty, the workload's own. Other workloads have none.
+
 Device counts (``device_counts = [1, 2]``): a config of N devices runs N data-parallel processes
 (app/bench/data_parallel.py) from its device on: ``cuda`` then means the first GPU only, and on
 the CPU threads are per process, so ``all`` and ``scaling`` count up to 1/N of the CPUs.
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from app.bench.config import BenchConfig
 from app.bench.primitives import primitives
+from app.bench.workloads import workloads
 from app.contracts import BUILT_IN_SUITES, GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
 from app.contracts.suites import load_toml
 from app.errors import ConfigError
@@ -68,8 +72,9 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
         tasks: list[Task | None] = [None] if is_primitive else list(row.tasks)
         runtimes = ["torch-eager"] if is_primitive else row.runtimes
         batches = [1] if is_primitive else row.batch_sizes
-        for device_spec, count, task, runtime, precision, batch in itertools.product(
-            row.devices, row.device_counts, tasks, runtimes, row.precisions, batches
+        contexts: list[int | None] = list(row.contexts) if row.contexts and takes_context(workload) else [None]
+        for device_spec, count, task, runtime, precision, batch, context in itertools.product(
+            row.devices, row.device_counts, tasks, runtimes, row.precisions, batches, contexts
         ):
             for device in _devices(device_spec, machine, count):
                 threads: list[int | None] = (
@@ -78,8 +83,16 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
                     else [None]
                 )
                 for per_process in dict.fromkeys(threads):
-                    configs.append(BenchConfig(workload, task, runtime, device, precision, batch, per_process, count))
+                    configs.append(
+                        BenchConfig(workload, task, runtime, device, precision, batch, per_process, count, context)
+                    )
     return configs
+
+
+def takes_context(workload: str) -> bool:
+    """A language model (it has a prefill task) takes a context; an unknown name is taken to (the
+    config is then recorded unsupported with the known names)."""
+    return workload not in workloads or Task.prefill.value in workloads.get(workload).info.tasks
 
 
 BUILT_IN = BUILT_IN_SUITES

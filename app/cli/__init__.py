@@ -27,6 +27,7 @@ from app.cli import (
     probe,
     recommend,
     server,
+    serving,
     tokens,
     workloads,
 )
@@ -53,6 +54,7 @@ cli.command()(probe.probe)
 cli.command()(bench.bench)
 cli.command()(recommend.recommend)
 cli.command()(plan.plan)
+cli.command("plan-serving")(serving.plan_serving)
 cli.command("import")(imports.import_public)
 cli.command()(plugins.plugins)
 cli.add_typer(db.group, name="db")

@@ -69,6 +69,7 @@ from app.contracts.fleet import (
     TokenKind,
     TokenRead,
 )
+from app.contracts.llm import LLM_PRESETS, LlmPreset, LlmShape
 from app.contracts.machine import (
     CpuInfo,
     Device,
@@ -117,12 +118,21 @@ from app.contracts.recommend import (
 )
 from app.contracts.registry import PluginRow, RegistryRead, Vocabulary
 from app.contracts.results import Result, ResultRead, RunRead, RunReport, workload_label
+from app.contracts.serving import (
+    SERVING_PRECISIONS,
+    ServingCandidate,
+    ServingPlan,
+    ServingRejection,
+    ServingRequest,
+)
 from app.contracts.suites import SUITE_TOML_MAX, GridSpec, MeasureSpec, SuiteSpec, ThreadSpec
 
 __all__ = [
     "BUILT_IN_SUITES",
     "INT32_MAX",
+    "LLM_PRESETS",
     "SCHEMA_VERSION",
+    "SERVING_PRECISIONS",
     "SUITE_TOML_MAX",
     "AgentState",
     "Alias",
@@ -162,6 +172,8 @@ __all__ = [
     "JobProgress",
     "JobStatus",
     "Label",
+    "LlmPreset",
+    "LlmShape",
     "MachineLabels",
     "MachineRead",
     "MachineSpec",
@@ -205,6 +217,10 @@ __all__ = [
     "Scope",
     "Selector",
     "Serving",
+    "ServingCandidate",
+    "ServingPlan",
+    "ServingRejection",
+    "ServingRequest",
     "SessionInfo",
     "SessionLogin",
     "SoftwareStack",

@@ -13,7 +13,9 @@ SCHEMA_VERSION: Literal[1] = 1
 T = TypeVar("T")
 
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_.\-]*$")]
-WorkloadName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train))?$")]
+WorkloadName = Annotated[
+    str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train|prefill|decode))?$")
+]
 DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:\d{1,2})$")]
 Text = Annotated[str, Field(max_length=2000)]
 INT32_MAX = 2**31 - 1  # what an INTEGER column holds on PostgreSQL
@@ -87,6 +89,10 @@ class Precision(StrEnum):
 class Task(StrEnum):
     infer = "infer"
     train = "train"
+    prefill = "prefill"
+    """A language model reads a prompt of P tokens into its KV cache and gives the first token (TTFT)."""
+    decode = "decode"
+    """A language model generates one token per sequence from a KV cache of L tokens (time per output token)."""
 
 
 class OpClass(StrEnum):

@@ -40,6 +40,9 @@ class ReasonCode(StrEnum):
     out_of_memory = "out_of_memory"
     too_many_devices = "too_many_devices"
     misses_deadline = "misses_deadline"
+    kv_out_of_memory = "kv_out_of_memory"
+    over_ttft_slo = "over_ttft_slo"
+    over_tpot_slo = "over_tpot_slo"
     # explanations
     measured_lab = "measured_lab"
     measured_lab_median = "measured_lab_median"
@@ -57,6 +60,8 @@ class ReasonCode(StrEnum):
     sharded = "sharded"
     lab_link = "lab_link"
     lab_scaling_measured = "lab_scaling_measured"
+    tensor_parallel = "tensor_parallel"
+    llm_modelled = "llm_modelled"
 
 
 Figure = int | float | str | None

@@ -52,7 +52,9 @@ class Result(Strict):
     """The measurement of one config on one machine."""
 
     workload: WorkloadName = Field(description="The bare name: 'resnet50' ('resnet50/infer' is read as the task too).")
-    task: Task | None = Field(default=None, description="infer or train; none for primitives (gemm_2048).")
+    task: Task | None = Field(
+        default=None, description="infer, train, prefill or decode; none for primitives (gemm_2048)."
+    )
     runtime: Name
     device: DeviceId
     precision: Precision
@@ -99,6 +101,25 @@ class Result(Strict):
     scaling_efficiency: NonNegative | None = Field(
         default=None,
         description="Data-parallel: throughput / (devices x one device's throughput, measured in the same run).",
+    )
+    context_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        le=INT32_MAX,
+        description="Language models: the prompt's length (prefill), the tokens in the KV cache when each token "
+        "is generated (decode), the sequence length (train). For prefill the latency is the time to first token, "
+        "for decode the time per output token.",
+    )
+    throughput_tokens_per_s: NonNegative | None = Field(
+        default=None,
+        description="Language models: tokens processed per second, all sequences together (prefill: prompt "
+        "tokens; decode: generated tokens; train: trained tokens).",
+    )
+    energy_per_token_j: NonNegative | None = None
+    kv_cache_mb: NonNegative | None = Field(
+        default=None,
+        description="Language models: the KV cache the step holds (layers x 2 x kv-heads x head "
+        "width x context x batch x bytes), included in peak_memory_mb.",
     )
 
     @model_validator(mode="before")

@@ -129,6 +129,12 @@ class GridSpec(BaseModel):
         max_length=GRID_LIST_MAX,
         description="Devices per config: 2 or more is data-parallel training (task train) or a collective.",
     )
+    contexts: list[Annotated[int, Field(ge=1, le=1_048_576)]] = Field(
+        default=[],
+        max_length=GRID_LIST_MAX,
+        description="Language models: prompt lengths (prefill), KV-cache lengths (decode), sequence lengths "
+        "(train); empty: each workload's own. Other workloads ignore them.",
+    )
 
 
 class SuiteSpec(BaseModel):

@@ -7,10 +7,11 @@ import uuid
 from collections.abc import Iterator
 from typing import NamedTuple, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from app.contracts import ResultStatus, Task
+from app.contracts.llm import STANDARD_CONTEXT
 from app.db.models import CatalogEntry, DeviceRow, Machine, PublicResultRow, ResultRow, Run
 
 
@@ -84,6 +85,8 @@ def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[La
         )
         .join(Run, Run.id == r.run_id)
         .where(r.workload == workload, r.task == task.value, r.status == ResultStatus.ok.value, r.devices == 1)
+        # a language model's result is evidence of its workload at the zoo's context only (its profile's)
+        .where(or_(r.context_tokens.is_(None), r.context_tokens == STANDARD_CONTEXT))
         .order_by(Run.finished_at, r.id)
     )
     # SQLAlchemy's rows already are named tuples of these columns: no copy per row

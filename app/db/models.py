@@ -204,7 +204,7 @@ class ResultRow(Base):
     machine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"))
     workload: Mapped[str] = mapped_column(String(64))
     task: Mapped[str | None] = mapped_column(String(8))
-    """infer or train; NULL for primitives (gemm_2048), which have no task."""
+    """infer, train, prefill or decode; NULL for primitives (gemm_2048), which have no task."""
     runtime: Mapped[str] = mapped_column(String(64))
     device: Mapped[str] = mapped_column(String(16))
     device_kind: Mapped[str] = mapped_column(String(8), index=True)
@@ -237,6 +237,11 @@ class ResultRow(Base):
     bandwidth_gb_per_s: Mapped[float | None] = mapped_column(Float)
     compile_time_s: Mapped[float | None] = mapped_column(Float)
     scaling_efficiency: Mapped[float | None] = mapped_column(Float)
+    context_tokens: Mapped[int | None] = mapped_column(Integer)
+    """Language models (revision 0011): prompt, KV-cache or training sequence length; NULL for the rest."""
+    throughput_tokens_per_s: Mapped[float | None] = mapped_column(Float)
+    energy_per_token_j: Mapped[float | None] = mapped_column(Float)
+    kv_cache_mb: Mapped[float | None] = mapped_column(Float)
 
     machine: Mapped[Machine] = relationship(lazy="raise")
     """Read with the row by a join (contains_eager) when wanted; never loaded one row at a time."""

@@ -67,9 +67,13 @@ class Memory(BaseModel):
     """Peak live activations (inference) or those saved for the backward pass (training)."""
     optimizer_state: NonNegative = 0.0
     gradients: NonNegative = 0.0
+    kv_cache: Linear = Linear()
+    """A language model's KV cache at the profile's context (prefill, decode): per sequence."""
 
     def at(self, batch: float) -> float:
-        return self.weights + self.activations.at(batch) + self.optimizer_state + self.gradients
+        return (
+            self.weights + self.activations.at(batch) + self.optimizer_state + self.gradients + self.kv_cache.at(batch)
+        )
 
 
 class Profile(BaseModel):

@@ -138,6 +138,20 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"needs {f['needed_gb']:,.1f} GB at batch {f['batch_size']} (weights, activations, optimiser state), "
         f"{f['hardware']} has {f['memory_gb']:,.0f} GB"
     ),
+    ReasonCode.kv_out_of_memory: lambda f: (
+        f"needs {f['needed_gb']:,.1f} GB per device on {f['devices']} x {f['hardware']} (the most a copy may "
+        f"span): weights {f['weights_gb']:,.1f} GB + KV cache {f['kv_cache_gb']:,.1f} GB for {f['batch_size']} "
+        f"sequence(s) of {f['context']:,} tokens + activations {f['activations_gb']:,.1f} GB; it has "
+        f"{f['memory_gb']:,.0f} GB"
+    ),
+    ReasonCode.over_ttft_slo: lambda f: (
+        f"time to first token {f['ttft_ms']:,.1f} ms on {f['devices']} x {f['hardware']} is over the "
+        f"{f['slo_ms']:g} ms SLO"
+    ),
+    ReasonCode.over_tpot_slo: lambda f: (
+        f"time per output token {f['tpot_ms']:,.1f} ms on {f['devices']} x {f['hardware']} {_at(f)} is over the "
+        f"{f['slo_ms']:g} ms SLO"
+    ),
     # explanations
     ReasonCode.measured_lab: _measured_lab,
     ReasonCode.measured_lab_median: lambda f: _measured_lab(
@@ -175,6 +189,17 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ReasonCode.lab_scaling_measured: lambda f: (
         f"{f['devices']} devices {_at(f)}: the lab measured this config's scaling efficiency, {f['efficiency']:.0%} "
         f"(median of {f['runs']} run(s))"
+    ),
+    ReasonCode.tensor_parallel: lambda f: (
+        f"{f['whole_gb']:,.1f} GB does not fit one {f['hardware']}: each copy split {f['shards']} ways "
+        f"(tensor parallel: heads, MLP and vocabulary), {f['per_device_gb']:,.1f} GB a device, two all-reduces "
+        f"a layer over {f['link']} ({f['allreduce_ms']:,.2f} ms a decode step)"
+    ),
+    ReasonCode.llm_modelled: lambda f: (
+        f"modelled from the model's operators at this shape on the catalog's specs: decode step "
+        f"{f['decode_ms']:,.2f} ms ({f['decode_bound']}-bound), prefill {f['prefill_ms']:,.1f} ms "
+        f"({f['prefill_bound']}-bound), factor x{f['factor']:.2f} from the lab's measurements of its kind; "
+        f"band ±{f['error_pct']:.0f}% ({f['band_kind']})"
     ),
     ReasonCode.sharded: lambda f: (
         f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "

@@ -11,6 +11,7 @@ from app.bench.workloads import count_parameters, get_workload, workloads
 from app.bench.workloads.bert_base import BertBaseWorkload
 from app.bench.workloads.bert_large_squad import BertLargeSquadWorkload
 from app.bench.workloads.gnmt import RECURRENT_FLOPS
+from app.bench.workloads.llama import LlmWorkload
 
 PUBLISHED = {
     "resnet50": 25_557_032,  # torchvision resnet50 (v1.5)
@@ -19,6 +20,12 @@ PUBLISHED = {
     "resnet56": 853_018,  # He et al. 2016, CIFAR-10 (0.85M), option A shortcuts
     "resnet20": 269_722,  # He et al. 2016, CIFAR-10 (0.27M), option A shortcuts
     "gnmt": 160_671_297,  # NVIDIA DeepLearningExamples GNMT v2, as MLBench's blog (2020-10-02) counts it
+    "llama_135m": 134_515_008,  # HuggingFaceTB/SmolLM-135M
+    "llama_360m": 361_821_120,  # HuggingFaceTB/SmolLM-360M
+    "llama3_1b": 1_235_814_400,  # meta-llama/Llama-3.2-1B
+    "llama3_3b": 3_212_749_824,  # meta-llama/Llama-3.2-3B
+    "llama3_8b": 8_030_261_248,  # meta-llama/Llama-3.1-8B
+    "llama3_70b": 70_553_706_496,  # meta-llama/Llama-3.1-70B
 }
 RECURRENT = {"lstm": 2 * 4 * (256 + 256) * 256 * 32 * 2, "gnmt": RECURRENT_FLOPS}
 """The LSTM layers' gate GEMMs, which torch's FLOP counter cannot see (an LSTM layer is one fused kernel)."""
@@ -27,8 +34,14 @@ NAMES = workloads.names()
 
 @pytest.mark.parametrize("name", NAMES)
 def test_parameter_count_is_the_declared_one(name: str) -> None:
+    """Language models are built on the meta device (shapes, no memory): a 70B model has 282 GB of weights."""
     workload = get_workload(name)
-    assert count_parameters(workload.make()) == workload.info.parameters
+    if isinstance(workload, LlmWorkload):
+        with torch.device("meta"):
+            model = workload.make()
+    else:
+        model = workload.make()
+    assert count_parameters(model) == workload.info.parameters
     if name in PUBLISHED:
         assert workload.info.parameters == PUBLISHED[name]
 

@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 
 from app.bench.workloads import get_workload, workloads
-from app.contracts import Precision, Task
+from app.contracts import LLM_PRESETS, Precision, Task
 from app.perfmodel.profile import OpClass, Profile, shipped
 
 REBUILD = "rebuild it: python scripts/build_profiles.py"
@@ -56,7 +56,13 @@ def test_a_profile_is_of_the_zoos_workload(key: tuple[str, Task, Precision]) -> 
         hidden, layers = (1024, 24) if "large" in key[0] else (768, 12)
         sequence = profile.shape["sequence"]
         assert attention == pytest.approx(4 * sequence**2 * hidden * layers, rel=1e-5)
-    if key[1] is Task.infer:
+    if key[1] in (Task.prefill, Task.decode):  # the head runs on the last position only
+        shape = LLM_PRESETS[key[0]].shape
+        tokens = profile.shape["sequence"] if key[1] is Task.prefill else 1
+        head = shape.vocabulary * shape.hidden
+        assert matrix == pytest.approx(2 * ((shape.matmul_parameters - head) * tokens + head), rel=1e-5), REBUILD
+        assert profile.memory.kv_cache.per_sample > 0 and profile.memory.kv_cache.per_step == 0
+    elif key[1] is Task.infer:
         assert ratio == pytest.approx(1.0, rel=0.02), REBUILD
     else:
         assert 2.4 < ratio < 3.02, REBUILD

@@ -45,6 +45,7 @@ RULES: dict[tuple[str, str], set[str]] = {
     ("DELETE", "/api/v1/tokens/{token_id}"): {ADMIN},
     ("POST", "/api/v1/recommendations"): READERS,
     ("POST", "/api/v1/plans"): READERS,
+    ("POST", "/api/v1/plans/serving"): READERS,
     ("POST", "/api/v1/predictions"): READERS,
     ("POST", "/api/v1/workloads/onnx-profile"): READERS,
     ("GET", "/api/v1/catalog"): READERS,

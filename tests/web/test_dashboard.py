@@ -209,7 +209,7 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     page = open_page(browser, server)
     menu = [a.get_attribute("data-page") for a in page.locator("#nav a").all()]
     # in each page's own order; the machine page has none: it is reached by links
-    assert menu == ["fleet", "compare", "recommend", "plan", "jobs", "catalog"]
+    assert menu == ["fleet", "compare", "recommend", "plan", "serving", "jobs", "catalog"]
     assert {row["name"] for row in registry["families"]["page"]} == {*menu, "machine"}
 
     page.click("#nav a[data-page=recommend]")
@@ -346,6 +346,46 @@ def test_the_plan_page_ranks_device_counts_and_breaks_down_the_selected_one(
     expect(page.locator("#plan-result .error")).to_contain_text("invalid")
     assert "a serving target needs task 'infer'" in page.inner_text("#plan-result")
     assert [e for e in page.errors if "422" not in e] == []
+
+
+def test_the_serving_page_plans_a_language_model_and_says_what_does_not_fit(
+    browser: Any, server: ServerProcess, screenshots: Path
+) -> None:
+    """The models offered are the registry's language models; the table is the API's answer, and a
+    70B model on one card is rejected with its memory figures."""
+    registry = httpx.get(f"{server.url}/api/v1/registry", headers={"Authorization": f"Bearer {ADMIN}"}).json()
+    page = open_page(browser, server)
+    page.click("#nav a[data-page=serving]")
+    wait_ready(page, "serving")
+    offered = page.locator("#serving-form select[name=workload] option").all_inner_texts()
+    assert offered == [w["name"] for w in registry["families"]["workload"] if "decode" in w["tasks"]]
+    page.select_option("#serving-form select[name=workload]", "llama3_70b")
+    page.fill("#serving-form input[name=load]", "8")
+    page.fill("#serving-form input[name=hardware]", "h100-sxm5-80gb, rtx-4090")
+    page.fill("#serving-form input[name=max_devices]", "1")
+    page.click("#serving-submit")
+    page.locator("#serving-rejected").wait_for()
+    asked = json.loads(page.inner_text("#serving-rest").split("-d '", 1)[1].rstrip("'"))
+    assert asked["workload"] == "llama3_70b" and asked["concurrency"] == 8 and asked["cluster"] == {"max_devices": 1}
+    assert page.locator("#serving-candidates tr.candidate").count() == 0
+    rejected = page.inner_text("#serving-rejected")
+    assert "weights 141.1 GB" in rejected and "has 80 GB" in rejected and "has 24 GB" in rejected
+
+    del asked["cluster"]
+    page.goto(f"{server.url}/#/serving?" + urlencode({"spec": json.dumps(asked)}))
+    rows = page.locator("#serving-candidates tr.candidate")
+    rows.first.wait_for()
+    answer = httpx.post(f"{server.url}/api/v1/plans/serving", json=asked, headers=ADMIN_HEADERS, timeout=60).json()
+    cells = [row.split("\t") for row in rows.all_inner_texts()]
+    assert [c[1] for c in cells] == [c["hardware"]["name"] for c in answer["candidates"]]
+    first = answer["candidates"][0]
+    assert cells[0][3] == f"{first['tensor_parallel']} \u00d7 {first['replicas']} = {first['devices']}"
+    assert first["tensor_parallel"] >= 2
+    assert abs(float(cells[0][10].lstrip("$").replace(",", "")) - first["usd_per_million_tokens"]) <= 0.005
+    assert all(note["text"] in page.inner_text("#serving-best") for note in first["notes"])
+    assert page.locator("#serving-assumptions li").count() >= 3
+    page.screenshot(path=str(screenshots / "8-serving.png"), full_page=True)
+    assert page.errors == []
 
 
 def catalog_total(server: ServerProcess, **params: Any) -> int:

@@ -39,6 +39,10 @@ class Prepared:
     compile_time_s: float | None = None
     peak_device_memory_mb: Callable[[], float | None] = field(default=lambda: None)
     close: Callable[[], None] = field(default=lambda: None)
+    tokens_per_step: int | None = None
+    """A language model's tokens per step (prefill: batch x prompt; decode: batch; train: batch x sequence)."""
+    context: int | None = None
+    kv_cache_bytes: int | None = None
 
 
 class Runtime(ABC):

@@ -11,6 +11,7 @@ from app.bench.config import BenchConfig
 from app.bench.needs import TORCH
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
 from app.bench.workloads.base import Size, Workload
+from app.bench.workloads.llama import LlmWorkload
 from app.contracts import MachineSpec, Precision, Task
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class TorchEager(Runtime):
     info = RuntimeInfo(
         name="torch-eager",
         description="PyTorch eager mode; bf16/fp16 through autocast, tf32 through the matmul switch",
-        tasks=(Task.infer.value, Task.train.value),
+        tasks=(Task.infer.value, Task.train.value, Task.prefill.value, Task.decode.value),
         precisions=("fp32", "tf32", "bf16", "fp16"),
         needs=(TORCH,),
     )
@@ -70,6 +71,10 @@ class TorchEager(Runtime):
 
         device = torch.device(config.device)
         use_threads(config, device)
+        if isinstance(workload, LlmWorkload):
+            workload.use_context(config.context)
+            if config.task in (Task.prefill, Task.decode):
+                return self._generation(config, workload, size, device)
         model = workload.make(size).to(device)
         inputs = tuple(x.to(device) for x in workload.inputs(config.batch_size, size))
         dtype = AUTOCAST_DTYPES.get(config.precision)
@@ -108,6 +113,8 @@ class TorchEager(Runtime):
         def close() -> None:
             tf32.__exit__(None, None, None)
 
+        llm = isinstance(workload, LlmWorkload)
+        context = workload.context_length(size) if isinstance(workload, LlmWorkload) else None
         return Prepared(
             step=step,
             sync=sync,
@@ -115,6 +122,34 @@ class TorchEager(Runtime):
             compile_time_s=compile_time,
             peak_device_memory_mb=lambda: peak_device_memory_mb(device),
             close=close,
+            tokens_per_step=config.batch_size * context if llm and context else None,
+            context=context,
+        )
+
+    def _generation(self, config: BenchConfig, workload: LlmWorkload, size: Size, device: torch.device) -> Prepared:
+        """Prefill or decode: the model stored in the precision's dtype (serving keeps bf16/fp16
+        weights; autocast would cast every weight on every token), over a static KV cache."""
+        import torch
+
+        from app.bench.torch_support import device_sync, peak_device_memory_mb
+
+        assert config.task is not None
+        dtype = {Precision.bf16: torch.bfloat16, Precision.fp16: torch.float16}.get(config.precision, torch.float32)
+        made = workload.generation(
+            config.task, config.batch_size, size=size, dtype=dtype, device=device, wrap=self.wrap
+        )
+        compiled = type(self).wrap is not TorchEager.wrap
+        compile_time = self.first_call(made.step) if compiled else None
+        sync, timer = device_sync(device)
+        return Prepared(
+            step=made.step,
+            sync=sync,
+            timer=timer,
+            compile_time_s=compile_time,
+            peak_device_memory_mb=lambda: peak_device_memory_mb(device),
+            tokens_per_step=made.tokens_per_step,
+            context=made.context,
+            kv_cache_bytes=made.kv_cache_bytes,
         )
 
     @staticmethod

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.contracts import Estimate, Plan, PlanRequest, PredictionRequest, Recommendation, WorkloadSpec
-from app.planner import plan
+from app.contracts import (
+    Estimate,
+    Plan,
+    PlanRequest,
+    PredictionRequest,
+    Recommendation,
+    ServingPlan,
+    ServingRequest,
+    WorkloadSpec,
+)
+from app.planner import plan, serving
 from app.recommender import predict, recommend
 from app.server.deps import DatabaseDep, Reader
 
@@ -37,4 +46,15 @@ def post_plan(request: PlanRequest, _reader: Reader, db: DatabaseDep) -> Respons
     the rejected ones with their reasons, every assumption listed."""
     with db.reading() as session:
         answer = plan(session, request)
+    return Response(answer.model_dump_json(), media_type="application/json")
+
+
+@router.post("/plans/serving", response_model=ServingPlan)
+def post_serving_plan(request: ServingRequest, _reader: Reader, db: DatabaseDep) -> Response:
+    """Serving a language model (a preset or a custom shape): per part and precision, the devices that
+    hold the weights and KV cache (tensor parallel where one is not enough) and carry the load within
+    the TTFT and TPOT SLOs, with tokens/s, tokens per joule and dollars per million tokens; the parts
+    that cannot, with the memory figures."""
+    with db.reading() as session:
+        answer = serving.plan(session, request)
     return Response(answer.model_dump_json(), media_type="application/json")

@@ -1,0 +1,240 @@
+"""How well prefill and decode are predicted on this machine's measured presets, one preset held out.
+
+    .venv/bin/python -m app bench --suite benchmarks/llm_cpu.toml --out benchmarks/data/llm_cpu_run.json
+    .venv/bin/python -m benchmarks.llm_accuracy [--run FILE ...] [--markdown] [--write]
+
+The run (benchmarks/llm_cpu.toml) measures three presets' prefill and decode through the real runner,
+and the machine's memory bandwidth (copy_256mb). On a machine others share, run it several times
+(one file each): per config the fastest median of the rounds is taken as what the machine does
+(another process's load only ever slows a step), and the spread between rounds is printed. The
+machine is described as the catalog describes a CPU (docs/ARCHITECTURE.md): its peaks by the
+architecture's rule, cores x clock x FLOP per cycle (app/catalog/curated/cpu_architectures.toml,
+``--flop-per-cycle``, Zen 5's by default), and, since a virtual machine's share of the memory system
+is in no datasheet, the bandwidth it measured.
+
+For each preset held out, the factor per task (measured / modelled step time, geometric mean,
+app/perfmodel/generation.py) is fitted on the other presets' results and the held-out preset's
+results are predicted. Printed beside it, from the same figures: the roofline alone (prefill: the
+GEMM FLOPs at the peak; decode: weights + KV cache at the bandwidth) and the device model without
+the factor. ``--write`` stores the factors fitted on every preset, and the bands (90% of the held-out
+absolute log errors), in app/perfmodel/data/llm.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.catalog import CatalogHardware
+from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport, Task
+from app.perfmodel import generation, llm
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = sorted((ROOT / "benchmarks" / "data").glob("llm_cpu_run*.json"))
+OUT = ROOT / "app" / "perfmodel" / "data" / "llm.json"
+TASKS = (Task.prefill, Task.decode)
+ZEN5 = {"fp32": 64.0, "bf16": 128.0, "int8": 256.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    result: Result
+    measured_s: float
+    modelled_s: float
+    roofline_s: float
+
+    @property
+    def preset(self) -> str:
+        return self.result.workload
+
+    @property
+    def task(self) -> Task:
+        assert self.result.task is not None
+        return self.result.task
+
+
+def machine_part(
+    report: RunReport, results: list[Result], clock_ghz: float, per_cycle: dict[str, float]
+) -> CatalogHardware:
+    """This machine as a catalog CPU entry: rule peaks, the measured bandwidth, its cores and L3."""
+    copies = [r for r in results if r.workload.startswith("copy_") and r.status is ResultStatus.ok]
+    if not copies or copies[0].bandwidth_gb_per_s is None:
+        raise SystemExit("the run has no copy_256mb result: measure it with benchmarks/llm_cpu.toml")
+    cpu = report.machine.cpu
+    cores = float(cpu.physical_cores)
+    return CatalogHardware(
+        id="this-machine",
+        kind="cpu",
+        vendor=cpu.vendor or "unknown",
+        name=f"{cpu.model_name} ({cores:g} cores, this machine)",
+        peak_fp32_tflops=cores * clock_ghz * per_cycle["fp32"] / 1000,
+        peak_bf16_tflops=cores * clock_ghz * per_cycle["bf16"] / 1000,
+        memory_bandwidth_gb_s=max(r.bandwidth_gb_per_s or 0.0 for r in copies),
+        l3_mb=(cpu.l3_kib or 0) / 1024 or None,
+        cores=cores,
+    )
+
+
+def roofline_s(result: Result, part: CatalogHardware) -> float:
+    """The naive figure: prefill's GEMM FLOPs at the precision's peak (for the threads used), decode's
+    weights and KV cache at the bandwidth."""
+    assert result.task is not None and result.context_tokens is not None
+    shape = LLM_PRESETS[result.workload].shape
+    share = (result.threads or part.cores or 1) / (part.cores or 1)
+    if result.task is Task.prefill:
+        peak = (part.peak_bf16_tflops if result.precision is Precision.bf16 else part.peak_fp32_tflops) or 0.0
+        head = shape.vocabulary * shape.hidden
+        flops = 2 * ((shape.matmul_parameters - head) * result.context_tokens + head) * result.batch_size
+        return flops / (peak * 1e12 * share)
+    size = llm.STORED_BYTES[result.precision]
+    moved = llm.weights_bytes(shape, result.precision) + shape.kv_cache_bytes(
+        result.context_tokens + 1, result.batch_size, size
+    )
+    return moved / ((part.memory_bandwidth_gb_s or 0.0) * 1e9)
+
+
+def fastest(reports: list[RunReport]) -> tuple[list[Result], dict[tuple[object, ...], float]]:
+    """Per config, the result with the fastest median over the rounds, and the rounds' spread (slowest
+    median over fastest)."""
+    by: dict[tuple[object, ...], list[Result]] = defaultdict(list)
+    for report in reports:
+        for r in report.results:
+            if r.status is ResultStatus.ok and r.latency_p50_ms is not None:
+                key = (r.workload, r.task, r.precision, r.batch_size, r.context_tokens, r.threads, r.runtime)
+                by[key].append(r)
+    best = [min(rs, key=lambda r: r.latency_p50_ms or math.inf) for rs in by.values()]
+    spread = {
+        k: max(r.latency_p50_ms or 0 for r in rs) / min(r.latency_p50_ms or math.inf for r in rs)
+        for k, rs in by.items()
+    }
+    return best, spread
+
+
+def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
+    found = []
+    for r in results:
+        if r.status is not ResultStatus.ok or r.task not in TASKS or r.latency_p50_ms is None:
+            continue
+        assert r.task is not None and r.context_tokens is not None
+        shape = LLM_PRESETS[r.workload].shape
+        uncalibrated = generation.LlmCalibration()
+        step = generation.step(
+            shape,
+            r.task,
+            r.precision,
+            r.batch_size,
+            r.context_tokens,
+            part,
+            runtime=r.runtime,
+            threads=r.threads,
+            llm_calibration=uncalibrated,
+        )
+        assert step is not None
+        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part)))
+    return found
+
+
+def factor(of: list[Case]) -> float:
+    """Measured over modelled step time, geometric mean (1 with nothing to fit on)."""
+    return math.exp(statistics.fmean(math.log(c.measured_s / c.modelled_s) for c in of)) if of else 1.0
+
+
+def held_out(all_cases: list[Case]) -> dict[str, list[tuple[Case, float]]]:
+    """Per preset: its cases with the prediction made from the other presets' factor for the task."""
+    out: dict[str, list[tuple[Case, float]]] = defaultdict(list)
+    for preset in sorted({c.preset for c in all_cases}):
+        for task in TASKS:
+            others = [c for c in all_cases if c.preset != preset and c.task is task]
+            k = factor(others)
+            out[preset] += [(c, c.modelled_s * k) for c in all_cases if c.preset == preset and c.task is task]
+    return out
+
+
+def error(predicted: float, measured: float) -> float:
+    return abs(predicted / measured - 1)
+
+
+def quantile90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--run", type=Path, nargs="+", default=RUNS, help="run reports (default: benchmarks/data/llm_cpu_run*.json)"
+    )
+    parser.add_argument("--clock-ghz", type=float, default=None, help="base clock; default: the run's, else 2.6")
+    parser.add_argument("--flop-per-cycle", default=None, help='JSON, e.g. {"fp32": 64, "bf16": 128} (Zen 5)')
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--write", action="store_true", help=f"write the factors and bands to {OUT}")
+    args = parser.parse_args()
+    reports = [RunReport.model_validate_json(path.read_text(encoding="utf-8")) for path in args.run]
+    if len({r.machine.hostname for r in reports}) > 1:
+        raise SystemExit("the runs are of different machines: hold out presets of one machine at a time")
+    report = reports[0]
+    results, spread = fastest(reports)
+    cpu = report.machine.cpu
+    clock = args.clock_ghz or ((cpu.base_mhz or cpu.max_mhz or 2600.0) / 1000)
+    part = machine_part(report, results, clock, json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5)
+    found = cases(results, part)
+    per_preset = held_out(found)
+    spreads = sorted(spread.values())
+    print(
+        f"{part.name}: fp32 {part.peak_fp32_tflops:.3f} TFLOP/s, bf16 {part.peak_bf16_tflops:.3f} by rule at "
+        f"{clock:g} GHz; bandwidth {part.memory_bandwidth_gb_s:.1f} GB/s measured; {len(found)} configs, the "
+        f"fastest of {len(reports)} rounds each (slowest / fastest round: median {statistics.median(spreads):.2f}, "
+        f"max {spreads[-1]:.2f})"
+    )
+    bar = "|" if args.markdown else " "
+    print(
+        f"{bar} preset {bar} task {bar} prec {bar} batch {bar} context {bar} measured ms {bar} held-out ms "
+        f"{bar} error {bar} model alone {bar} roofline {bar}"
+    )
+    errors: dict[str, dict[Task, list[float]]] = {"held-out": defaultdict(list), "model": defaultdict(list)}
+    errors["roofline"] = defaultdict(list)
+    logs: dict[Task, list[float]] = defaultdict(list)
+    for preset, rows in per_preset.items():
+        for c, predicted in rows:
+            r = c.result
+            errors["held-out"][c.task].append(error(predicted, c.measured_s))
+            errors["model"][c.task].append(error(c.modelled_s, c.measured_s))
+            errors["roofline"][c.task].append(error(c.roofline_s, c.measured_s))
+            logs[c.task].append(abs(math.log(predicted / c.measured_s)))
+            print(
+                f"{bar} {preset} {bar} {c.task.value} {bar} {r.precision.value} {bar} {r.batch_size} {bar} "
+                f"{r.context_tokens} {bar} {c.measured_s * 1000:,.1f} {bar} {predicted * 1000:,.1f} {bar} "
+                f"{error(predicted, c.measured_s):.1%} {bar} {error(c.modelled_s, c.measured_s):.1%} {bar} "
+                f"{error(c.roofline_s, c.measured_s):.1%} {bar}"
+            )
+    print()
+    print(f"{bar} task {bar} cases {bar} held-out median {bar} held-out mean {bar} model alone {bar} roofline {bar}")
+    for task in TASKS:
+        held = errors["held-out"][task]
+        print(
+            f"{bar} {task.value} {bar} {len(held)} {bar} {statistics.median(held):.1%} {bar} "
+            f"{statistics.fmean(held):.1%} {bar} {statistics.fmean(errors['model'][task]):.1%} {bar} "
+            f"{statistics.fmean(errors['roofline'][task]):.1%} {bar}"
+        )
+    if args.write:
+        calibration = generation.LlmCalibration(
+            factors={f"cpu/{t.value}": round(factor([c for c in found if c.task is t]), 4) for t in TASKS},
+            bands={f"cpu/{t.value}": round(quantile90(logs[t]), 4) for t in TASKS},
+            observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS},
+            measured_on=[
+                f"{report.machine.hostname}: {part.name}, {len(found)} prefill/decode configs of "
+                f"{', '.join(sorted(per_preset))}, fastest of {len(reports)} rounds (benchmarks/llm_cpu.toml, "
+                f"{report.finished_at:%Y-%m-%d})"
+            ],
+        )
+        OUT.write_text(json.dumps(calibration.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

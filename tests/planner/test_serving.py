@@ -1,0 +1,136 @@
+"""Serving a language model: memory rules (weights + KV cache per device), tensor parallelism, the
+SLOs, and the figures' arithmetic, through the API as a user asks and in process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.catalog import load
+from app.contracts import LLM_PRESETS, Precision, ServingRequest, Task
+from app.perfmodel import generation
+from app.planner.serving import _needed, plan_over
+from testkit.factories import Api
+from tests.conftest import ONE_BACKEND
+
+CATALOG = {h.id: h for h in load()}
+GB = 1e9
+ONE_DB = pytest.mark.parametrize("database_url", ONE_BACKEND, indirect=True)
+"""The serving planner's subject is not the database: the API tests run on one backend."""
+
+
+def ask(api: Api, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
+    response = api.client.post("/api/v1/plans/serving", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == status, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def test_an_8b_model_with_a_32k_context_at_batch_16_does_not_fit_one_24_gb_card() -> None:
+    """bf16 weights 16.1 GB + KV cache 16 x 32,768 x 128 KiB = 68.7 GB: 85 GB, on a 24 GB RTX 4090."""
+    shape = LLM_PRESETS["llama3_8b"].shape
+    request = ServingRequest(
+        workload="llama3_8b",
+        prompt_tokens=32_000,
+        output_tokens=768,
+        concurrency=16,
+        hardware=["rtx-4090"],
+        cluster={"devices_per_system": 1, "max_devices": 1},
+    )
+    needed = _needed(shape, Precision.bf16, 16, request, 1)
+    assert needed.weights == pytest.approx(16.06e9, rel=0.01)
+    assert needed.kv_cache == pytest.approx(16 * 32_768 * 131_072, rel=1e-6)
+    assert needed.total > 24 * GB
+    answer = plan_over(CATALOG, request)
+    assert not answer.candidates
+    (refused,) = answer.rejected
+    memory = [r for r in refused.reasons if r.code == "kv_out_of_memory"]
+    assert memory and memory[0].figures["memory_gb"] == 24
+    assert float(memory[0].figures["needed_gb"] or 0) > 24 and "KV cache" in memory[0].text
+
+
+@ONE_DB
+def test_a_70b_model_in_bf16_needs_at_least_two_h100s(api: Api) -> None:
+    answer = ask(api, {"workload": "llama3_70b", "concurrency": 4, "hardware": ["h100-sxm5-80gb"]})
+    (h100,) = answer["candidates"]
+    assert h100["tensor_parallel"] >= 2 and h100["devices"] >= 2
+    assert h100["memory_needed_gb"] <= h100["memory_gb"] * 0.9
+    assert any(n["code"] == "tensor_parallel" and n["figures"]["whole_gb"] > 140 for n in h100["notes"])
+    one = ask(api, {"workload": "llama3_70b", "hardware": ["h100-sxm5-80gb"], "cluster": {"max_devices": 1}})
+    assert not one["candidates"]
+    (refused,) = one["rejected"]
+    (memory,) = refused["reasons"]
+    assert memory["code"] == "kv_out_of_memory" and memory["figures"]["weights_gb"] == pytest.approx(141.1, rel=0.01)
+
+
+@ONE_DB
+def test_the_figures_are_the_steps_and_the_costs(api: Api) -> None:
+    body = {
+        "workload": "llama3_8b",
+        "prompt_tokens": 2000,
+        "output_tokens": 200,
+        "concurrency": 32,
+        "hardware": ["h100-sxm5-80gb", "l40s"],
+        "costs": {"cloud_usd_per_device_hour": {"h100-sxm5-80gb": 2.5}},
+    }
+    answer = ask(api, body)
+    assert {c["hardware"]["catalog_id"] for c in answer["candidates"]} == {"h100-sxm5-80gb", "l40s"}
+    for c in answer["candidates"]:
+        assert c["concurrency"] >= 32 and c["devices"] == c["tensor_parallel"] * c["replicas"]
+        assert c["tpot_ms"] >= c["decode_step_ms"] and c["kind"] == "predicted"
+        assert c["output_tokens_per_s_per_sequence"] == pytest.approx(1000 / c["tpot_ms"])
+        assert c["output_tokens_per_s"] == pytest.approx(c["requests_per_s"] * 200)
+        if c["output_tokens_per_j"] is not None:
+            assert c["output_tokens_per_j"] == pytest.approx(c["output_tokens_per_s"] / c["system_power_w"])
+        seconds = c["costs"]["running_hours"] * 3600
+        if c["usd_per_million_tokens"] is not None:
+            per_token = c["costs"]["total_usd"] / (c["output_tokens_per_s"] * seconds)
+            assert c["usd_per_million_tokens"] == pytest.approx(per_token * 1e6)
+        shape = LLM_PRESETS["llama3_8b"].shape
+        step = generation.step(
+            shape,
+            Task.prefill,
+            Precision(c["precision"]),
+            1,
+            2000,
+            CATALOG[c["hardware"]["catalog_id"]],
+            shards=c["tensor_parallel"],
+            runtime=c["runtime"],
+        )
+        assert step is not None and c["ttft_ms"] == pytest.approx(step.seconds * 1000)
+    (h100,) = [c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"]
+    assert h100["cloud_usd_per_million_tokens"] == pytest.approx(
+        2.5 * h100["devices"] / (h100["output_tokens_per_s"] * 3600) * 1e6
+    )
+
+
+@ONE_DB
+def test_slos_reject_with_the_figures_and_a_looser_one_admits(api: Api) -> None:
+    tight = ask(api, {"workload": "llama3_8b", "tpot_slo_ms": 0.01, "hardware": ["h100-sxm5-80gb"]})
+    assert not tight["candidates"]
+    (reason,) = tight["rejected"][0]["reasons"]
+    assert reason["code"] == "over_tpot_slo" and "0.01 ms SLO" in reason["text"]
+    ttft = ask(api, {"workload": "llama3_8b", "prompt_tokens": 8000, "ttft_slo_ms": 1, "hardware": ["l40s"]})
+    assert ttft["rejected"][0]["reasons"][0]["code"] == "over_ttft_slo"
+    loose = ask(api, {"workload": "llama3_8b", "tpot_slo_ms": 10_000, "ttft_slo_ms": 60_000, "hardware": ["l40s"]})
+    assert loose["candidates"]
+
+
+@ONE_DB
+def test_a_custom_shape_is_served_and_a_request_rate_sets_the_copies(api: Api) -> None:
+    shape = {"layers": 4, "hidden": 512, "heads": 8, "kv_heads": 2, "intermediate": 1024, "vocabulary": 1000}
+    answer = ask(api, {"shape": shape, "name": "mine", "request_rate_per_s": 50, "hardware": ["l40s"]})
+    (c,) = answer["candidates"]
+    assert c["requests_per_s"] >= 50 and c["tensor_parallel"] == 1
+    assert answer["shape"]["layers"] == 4
+
+
+@ONE_DB
+def test_bad_questions_are_refused_with_what_to_do(api: Api) -> None:
+    both = ask(api, {"workload": "llama3_8b", "concurrency": 2, "request_rate_per_s": 1}, status=422)
+    assert "at most one of concurrency" in both["detail"] or "at most one of concurrency" in str(both)
+    unknown = ask(api, {"workload": "resnet50"}, status=422)
+    assert "llama3_8b" in str(unknown)
+    int8 = ask(api, {"workload": "llama3_8b", "precisions": ["int8"]}, status=422)
+    assert "bf16" in str(int8)
