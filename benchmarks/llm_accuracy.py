@@ -12,12 +12,15 @@ architecture's rule, cores x clock x FLOP per cycle (app/catalog/curated/cpu_arc
 ``--flop-per-cycle``, Zen 5's by default), and, since a virtual machine's share of the memory system
 is in no datasheet, the bandwidth it measured.
 
-For each preset held out, the factor per task (measured / modelled step time, geometric mean,
-app/perfmodel/generation.py) is fitted on the other presets' results and the held-out preset's
-results are predicted. Printed beside it, from the same figures: the roofline alone (prefill: the
-GEMM FLOPs at the peak; decode: weights + KV cache at the bandwidth) and the device model without
-the factor. ``--write`` stores the factors fitted on every preset, and the bands (90% of the held-out
-absolute log errors), in app/perfmodel/data/llm.json.
+For each preset held out, the calibration of app/perfmodel/generation.py is fitted on the other
+presets' results and the held-out preset's results are predicted: per task and precision, the
+measured step as a non-negative sum of the modelled step's parts (compute, weights, KV cache, the
+rest), or one factor per task (measured / modelled step time, geometric mean) where a precision has
+too few results. Printed beside it, from the same figures: one factor per task for everything (the
+first calibration), the roofline alone (prefill: the GEMM FLOPs at the peak; decode: weights + KV
+cache at the bandwidth) and the device model uncalibrated. ``--write`` stores the calibration fitted
+on every preset, and the bands (90% of the held-out absolute log errors), in
+app/perfmodel/data/llm.json.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class Case:
     measured_s: float
     modelled_s: float
     roofline_s: float
+    parts: list[float]
+    """The modelled step in generation.COMPONENTS."""
 
     @property
     def preset(self) -> str:
@@ -135,7 +140,7 @@ def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
             llm_calibration=uncalibrated,
         )
         assert step is not None
-        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part)))
+        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts))
     return found
 
 
@@ -144,14 +149,37 @@ def factor(of: list[Case]) -> float:
     return math.exp(statistics.fmean(math.log(c.measured_s / c.modelled_s) for c in of)) if of else 1.0
 
 
-def held_out(all_cases: list[Case]) -> dict[str, list[tuple[Case, float]]]:
-    """Per preset: its cases with the prediction made from the other presets' factor for the task."""
-    out: dict[str, list[tuple[Case, float]]] = defaultdict(list)
+def calibration(of: list[Case]) -> generation.LlmCalibration:
+    """What ``of`` teach the CPU's calibration: the parts weighed apart per task and precision with
+    enough results, one factor per task."""
+    weights = {}
+    for task in TASKS:
+        for precision in {c.result.precision for c in of if c.task is task}:
+            group = [c for c in of if c.task is task and c.result.precision is precision]
+            if len(group) >= generation.MIN_FIT:
+                fitted = generation.fit_weights([c.parts for c in group], [c.measured_s for c in group])
+                weights[f"cpu/{task.value}/{precision.value}"] = [round(w, 4) for w in fitted]
+    factors = {f"cpu/{t.value}": round(factor([c for c in of if c.task is t]), 4) for t in TASKS}
+    return generation.LlmCalibration(factors=factors, weights=weights)
+
+
+def predicted(tuned: generation.LlmCalibration, c: Case) -> float:
+    assert c.result.task is not None
+    return tuned.seconds("cpu", c.result.task, c.result.precision, c.parts, c.modelled_s)
+
+
+def held_out(all_cases: list[Case]) -> dict[str, list[tuple[Case, float, float]]]:
+    """Per preset: its cases with the prediction made from the other presets' calibration, and with
+    the other presets' one factor for the task."""
+    out: dict[str, list[tuple[Case, float, float]]] = defaultdict(list)
     for preset in sorted({c.preset for c in all_cases}):
-        for task in TASKS:
-            others = [c for c in all_cases if c.preset != preset and c.task is task]
-            k = factor(others)
-            out[preset] += [(c, c.modelled_s * k) for c in all_cases if c.preset == preset and c.task is task]
+        others = [c for c in all_cases if c.preset != preset]
+        tuned = calibration(others)
+        for c in all_cases:
+            if c.preset == preset:
+                out[preset].append(
+                    (c, predicted(tuned, c), c.modelled_s * factor([o for o in others if o.task is c.task]))
+                )
     return out
 
 
@@ -194,36 +222,43 @@ def main() -> None:
     bar = "|" if args.markdown else " "
     print(
         f"{bar} preset {bar} task {bar} prec {bar} batch {bar} context {bar} measured ms {bar} held-out ms "
-        f"{bar} error {bar} model alone {bar} roofline {bar}"
+        f"{bar} error {bar} one factor {bar} model alone {bar} roofline {bar}"
     )
-    errors: dict[str, dict[Task, list[float]]] = {"held-out": defaultdict(list), "model": defaultdict(list)}
-    errors["roofline"] = defaultdict(list)
+    errors: dict[str, dict[Task, list[float]]] = {
+        name: defaultdict(list) for name in ("held-out", "factor", "model", "roofline")
+    }
     logs: dict[Task, list[float]] = defaultdict(list)
     for preset, rows in per_preset.items():
-        for c, predicted in rows:
+        for c, held, one in rows:
             r = c.result
-            errors["held-out"][c.task].append(error(predicted, c.measured_s))
+            errors["held-out"][c.task].append(error(held, c.measured_s))
+            errors["factor"][c.task].append(error(one, c.measured_s))
             errors["model"][c.task].append(error(c.modelled_s, c.measured_s))
             errors["roofline"][c.task].append(error(c.roofline_s, c.measured_s))
-            logs[c.task].append(abs(math.log(predicted / c.measured_s)))
+            logs[c.task].append(abs(math.log(held / c.measured_s)))
             print(
                 f"{bar} {preset} {bar} {c.task.value} {bar} {r.precision.value} {bar} {r.batch_size} {bar} "
-                f"{r.context_tokens} {bar} {c.measured_s * 1000:,.1f} {bar} {predicted * 1000:,.1f} {bar} "
-                f"{error(predicted, c.measured_s):.1%} {bar} {error(c.modelled_s, c.measured_s):.1%} {bar} "
-                f"{error(c.roofline_s, c.measured_s):.1%} {bar}"
+                f"{r.context_tokens} {bar} {c.measured_s * 1000:,.1f} {bar} {held * 1000:,.1f} {bar} "
+                f"{error(held, c.measured_s):.1%} {bar} {error(one, c.measured_s):.1%} {bar} "
+                f"{error(c.modelled_s, c.measured_s):.1%} {bar} {error(c.roofline_s, c.measured_s):.1%} {bar}"
             )
     print()
-    print(f"{bar} task {bar} cases {bar} held-out median {bar} held-out mean {bar} model alone {bar} roofline {bar}")
+    print(
+        f"{bar} task {bar} cases {bar} held-out median {bar} held-out mean {bar} one factor {bar} model alone "
+        f"{bar} roofline {bar}"
+    )
     for task in TASKS:
         held = errors["held-out"][task]
         print(
             f"{bar} {task.value} {bar} {len(held)} {bar} {statistics.median(held):.1%} {bar} "
-            f"{statistics.fmean(held):.1%} {bar} {statistics.fmean(errors['model'][task]):.1%} {bar} "
-            f"{statistics.fmean(errors['roofline'][task]):.1%} {bar}"
+            f"{statistics.fmean(held):.1%} {bar} {statistics.fmean(errors['factor'][task]):.1%} {bar} "
+            f"{statistics.fmean(errors['model'][task]):.1%} {bar} {statistics.fmean(errors['roofline'][task]):.1%} {bar}"
         )
     if args.write:
-        calibration = generation.LlmCalibration(
-            factors={f"cpu/{t.value}": round(factor([c for c in found if c.task is t]), 4) for t in TASKS},
+        everything = calibration(found)
+        calibration_out = generation.LlmCalibration(
+            factors=everything.factors,
+            weights=everything.weights,
             bands={f"cpu/{t.value}": round(quantile90(logs[t]), 4) for t in TASKS},
             observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS},
             measured_on=[
@@ -232,7 +267,7 @@ def main() -> None:
                 f"{report.finished_at:%Y-%m-%d})"
             ],
         )
-        OUT.write_text(json.dumps(calibration.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        OUT.write_text(json.dumps(calibration_out.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {OUT}")
 
 

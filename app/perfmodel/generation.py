@@ -7,11 +7,19 @@ have P rows per sequence); decode at batch B and context L reads every weight on
 of KV cache per step, so it comes out bandwidth-bound, plus the per-kernel and per-operator costs the
 model already has (about 40 kernels per layer per token: the per-token overhead).
 
-On top, one factor per kind of device and task (``LlmCalibration``, app/perfmodel/data/llm.json,
-written by ``benchmarks/llm_accuracy.py --write`` from the lab's own prefill/decode measurements):
-the ratio of measured to modelled step time, as a geometric mean. A kind the lab has not measured has none (1)
-and says so in its band's kind (``gpu-llm-uncalibrated``). benchmarks/llm_accuracy.py reports the
-error of the whole with one preset held out at a time.
+On top, the lab's own prefill/decode measurements calibrate the step (``LlmCalibration``,
+app/perfmodel/data/llm.json, written by ``benchmarks/llm_accuracy.py --write``). The modelled step is
+split into four parts (``COMPONENTS``): compute, reading the weights, reading the KV cache (the
+model's memory time shared by bytes), and the rest (per-kernel and host costs); per kind of device,
+task and precision the measured step is fitted as a non-negative sum of them (least squares on
+relative errors). The parts scale apart across presets, contexts and batches, which one factor
+cannot follow: on this project's Zen 5 VM a bf16 decode reads its KV cache some 60x slower than
+the bandwidth allows (PyTorch's CPU attention in bf16 takes a slow path) while its weights stream at
+3x the model's time, so a factor per task left 27% held-out error and the parts leave 11%. A
+precision with too few measurements keeps one factor per kind and task (the ratio of measured to
+modelled step time, geometric mean); a kind the lab has not measured has none (1) and says so in its
+band's kind (``gpu-llm-uncalibrated``). benchmarks/llm_accuracy.py reports the error of the whole
+with one preset held out at a time.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split
@@ -20,12 +28,14 @@ runs the shape with heads, kv-heads (replicated below one per device), MLP width
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.catalog import CatalogHardware
@@ -38,6 +48,11 @@ from app.perfmodel.predict import band_of
 from app.perfmodel.profile import Profile
 from app.perfmodel.scaling import TYPICAL, allreduce_seconds, ring_link
 
+COMPONENTS = ("compute", "weights", "kv_cache", "other")
+"""The parts of a modelled step the lab's measurements weigh apart (see the module docstring)."""
+MIN_FIT = len(COMPONENTS)
+"""Measurements of a kind, task and precision below which its parts are not weighed apart."""
+
 
 class LlmCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +60,10 @@ class LlmCalibration(BaseModel):
     generated_by: str = "benchmarks/llm_accuracy.py --write"
     factors: dict[str, float] = Field(
         default_factory=dict, description="'<kind>/<task>' -> measured / modelled step time (geometric mean)."
+    )
+    weights: dict[str, list[float]] = Field(
+        default_factory=dict,
+        description="'<kind>/<task>/<precision>' -> the measured step as a sum of the modelled parts (COMPONENTS).",
     )
     bands: dict[str, float] = Field(
         default_factory=dict, description="'<kind>/<task>' -> absolute log error at 90% (leave one preset out)."
@@ -54,6 +73,14 @@ class LlmCalibration(BaseModel):
 
     def factor(self, kind: str, task: Task) -> float:
         return self.factors.get(f"{kind}/{task.value}", 1.0)
+
+    def seconds(self, kind: str, task: Task, precision: Precision, parts: list[float], modelled_s: float) -> float:
+        """The calibrated step: the modelled one's parts weighed apart where the lab measured enough of
+        this precision, else the modelled step scaled by the kind and task's factor."""
+        weighed = self.weights.get(f"{kind}/{task.value}/{precision.value}")
+        if weighed is not None:
+            return sum(w * part for w, part in zip(weighed, parts, strict=True))
+        return modelled_s * self.factor(kind, task)
 
     def band(self, kind: str, task: Task) -> tuple[float, str]:
         """The band and its kind: the lab's leave-one-preset-out error where it has one; else the
@@ -73,15 +100,38 @@ def shipped() -> LlmCalibration:
     return LlmCalibration.model_validate(json.loads(path.read_text(encoding="utf-8")))
 
 
+def fit_weights(parts: list[list[float]], measured_s: list[float]) -> list[float]:
+    """Non-negative weights w minimising the relative error of sum(w x parts) against each measured
+    step (exactly: every subset of free weights is tried, there are four)."""
+    a = np.array(parts) / np.array(measured_s)[:, None]
+    b = np.ones(len(measured_s))
+    best, best_residual = np.zeros(a.shape[1]), float(b @ b)
+    for size in range(1, a.shape[1] + 1):
+        for free in itertools.combinations(range(a.shape[1]), size):
+            solution, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
+            if np.any(solution < 0):
+                continue
+            found = np.zeros(a.shape[1])
+            found[list(free)] = solution
+            residual = float(np.sum((a @ found - b) ** 2))
+            if residual < best_residual:
+                best, best_residual = found, residual
+    return [float(w) for w in best]
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One prefill or decode step of one copy of the model (over ``shards`` devices)."""
 
     seconds: float
     breakdown: Breakdown
-    """One device's step (its shard), before the factor and the all-reduces."""
+    """One device's step (its shard), before the calibration and the all-reduces."""
+    parts: list[float]
+    """The modelled step in COMPONENTS (seconds; on a CPU they add up to the breakdown's, on a GPU
+    the host's time overlaps the device's and ``other`` is what sticks out)."""
     allreduce_s: float
     factor: float
+    """The calibrated step over the modelled one."""
     tokens: int
     band: float
     band_kind: str
@@ -161,8 +211,16 @@ def step(
         return None
     profile = profile_of(part, task, precision, context)
     (found,) = steps([Case(profile, dev, batch, runtime, threads)], calibration().of(dev.kind))
+    held = memory(shape, task, precision, batch, context, shards)
+    kv_share = held.kv_cache / (held.weights + held.kv_cache) if held.kv_cache else 0.0
+    parts = [
+        found.compute_s,
+        found.memory_s * (1 - kv_share),
+        found.memory_s * kv_share,
+        max(0.0, found.seconds - found.compute_s - found.memory_s),
+    ]
     tuned = llm_calibration or shipped()
-    factor = tuned.factor(dev.kind, task)
+    calibrated = tuned.seconds(dev.kind, task, precision, parts, found.seconds)
     exchanged = 0.0
     link = ring_link(hardware, shards) if shards > 1 else None
     if link is not None:
@@ -172,12 +230,13 @@ def step(
     band, band_kind = tuned.band(dev.kind, task)
     tokens = batch * context if task is Task.prefill else batch
     return Step(
-        seconds=found.seconds * factor + exchanged,
+        seconds=calibrated + exchanged,
         breakdown=found,
+        parts=parts,
         allreduce_s=exchanged,
-        factor=factor,
+        factor=calibrated / found.seconds,
         tokens=tokens,
         band=band,
         band_kind=band_kind,
-        memory=memory(shape, task, precision, batch, context, shards),
+        memory=held,
     )
