@@ -252,7 +252,8 @@ def main() -> None:
         print(
             f"{bar} {task.value} {bar} {len(held)} {bar} {statistics.median(held):.1%} {bar} "
             f"{statistics.fmean(held):.1%} {bar} {statistics.fmean(errors['factor'][task]):.1%} {bar} "
-            f"{statistics.fmean(errors['model'][task]):.1%} {bar} {statistics.fmean(errors['roofline'][task]):.1%} {bar}"
+            f"{statistics.fmean(errors['model'][task]):.1%} {bar} "
+            f"{statistics.fmean(errors['roofline'][task]):.1%} {bar}"
         )
     if args.write:
         everything = calibration(found)
