@@ -39,4 +39,3 @@ def test_a_precision_weighed_apart_uses_its_weights_and_the_others_the_factor() 
     fp32 = generation.step(SHAPE, Task.decode, Precision.fp32, 4, 1024, cpu, llm_calibration=LlmCalibration())
     assert scaled is not None and fp32 is not None
     assert scaled.seconds == pytest.approx(2 * fp32.seconds) and scaled.factor == pytest.approx(2.0)
-
