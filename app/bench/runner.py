@@ -54,6 +54,7 @@ def _config_fields(config: BenchConfig) -> dict[str, object]:
         "batch_size": config.batch_size,
         "threads": config.threads,
         "devices": config.devices,
+        "variant": config.variant,
     }
 
 

@@ -22,6 +22,7 @@ from app.contracts.catalog import (
 )
 from app.contracts.common import (
     INT32_MAX,
+    ORIGINAL,
     SCHEMA_VERSION,
     DeviceId,
     DeviceKind,
@@ -38,6 +39,7 @@ from app.contracts.common import (
     Task,
     Text,
     Timestamp,
+    VariantName,
     WorkloadName,
     device_kind_of,
 )
@@ -119,6 +121,7 @@ from app.contracts.suites import SUITE_TOML_MAX, GridSpec, MeasureSpec, SuiteSpe
 __all__ = [
     "BUILT_IN_SUITES",
     "INT32_MAX",
+    "ORIGINAL",
     "SCHEMA_VERSION",
     "SUITE_TOML_MAX",
     "AgentState",
@@ -214,6 +217,7 @@ __all__ = [
     "TokenKind",
     "TokenRead",
     "TrainingJob",
+    "VariantName",
     "Vocabulary",
     "Watts",
     "WorkloadName",

@@ -185,6 +185,9 @@ class ResultRow(Base):
     threads: Mapped[int | None] = mapped_column(Integer)
     devices: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     """Data-parallel ranks measured together; rows from before revision 0008 are of one device."""
+    variant: Mapped[str | None] = mapped_column(String(32))
+    """The model variant measured (int8-static, pruned-50); NULL is the original model, as every row
+    from before revision 0010 is."""
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str | None] = mapped_column(Text)
     throughput_samples_per_s: Mapped[float | None] = mapped_column(Float)

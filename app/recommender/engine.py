@@ -129,7 +129,8 @@ def _options(
     """Every hardware x config the lab, published results or the model can speak for, estimated (the
     ask's precision and runtime filters are applied when it is ranked: the table serves every filter)."""
     name, task = spec.name, spec.task
-    lab = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
+    measured = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
+    lab = [p for p in measured if p.variant is None]
     public = public_points(session, name, task, catalog) if spec.scope is Scope.catalog else []
     modelled = modelled_precisions(name, task)
     notes: list[str] = []
@@ -257,7 +258,8 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             )
         return result.to_contract()
     name, task = request.name, request.task
-    points = lab_points(session, name, task, owned) + public_points(session, name, task, catalog)
+    original = [p for p in lab_points(session, name, task, owned) if p.variant is None]
+    points = original + public_points(session, name, task, catalog)
     source = LAB if any(p.runtime == request.runtime for p in points if p.source == LAB) else None
     if source is None:
         source = next((p.source for p in points if p.runtime == request.runtime), LAB)
