@@ -24,6 +24,7 @@ from app.bench.measure import Timing, measure, timed
 from app.bench.primitives import primitives
 from app.bench.runtimes import runtimes
 from app.bench.suites import Suite
+from app.bench.variants import variants, workload_for
 from app.bench.workloads import Size, workloads
 from app.contracts import MachineSpec, MeasureSpec, PowerSource, Result, ResultStatus, RunReport
 
@@ -72,9 +73,17 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec) -> str | None:
     if config.devices > 1 and (reason := data_parallel.unsupported(config, machine)):
         return reason
     if primitive:
+        if config.variant is not None:
+            return f"{config.workload} is a primitive: it has no model variants"
         return primitives.get(config.workload)().unsupported(config, machine)
     runtime = runtimes.get(config.runtime)()
-    return runtime.unavailable() or runtime.unsupported(config, machine)
+    reason = runtime.unavailable() or runtime.unsupported(config, machine)
+    if reason or config.variant is None:
+        return reason
+    if config.variant not in variants:
+        return f"unknown variant {config.variant!r}; known: none (the original model), {', '.join(variants.names())}"
+    variant = variants.get(config.variant)()
+    return variant.unsupported(config) or runtime.variant_unsupported(variant, config)
 
 
 def _result(
@@ -155,7 +164,7 @@ def run_config(
                     primitive.close()
                 peak = primitive.peak_device_memory_mb() if config.device != "cpu" else rss.peak_mb
                 return _result(config, timing, energy.reading, peak, work=(primitive.work, primitive.unit))
-            workload = workloads.get(config.workload)()
+            workload = workload_for(config.workload, config.variant)
             prepared = runtimes.get(config.runtime)().prepare(config, workload, size)
             try:
                 timing = measure(

@@ -18,6 +18,8 @@ PUBLISHED = {
     "mobilenet_v2": 3_504_872,  # torchvision mobilenet_v2
     "resnet56": 853_018,  # He et al. 2016, CIFAR-10 (0.85M), option A shortcuts
     "resnet20": 269_722,  # He et al. 2016, CIFAR-10 (0.27M), option A shortcuts
+    "resnet18": 11_689_512,  # torchvision resnet18
+    "distilbert": 66_362_880 + 768 * 2 + 2,  # DistilBertModel (distilbert-base-uncased) + the span head
     "gnmt": 160_671_297,  # NVIDIA DeepLearningExamples GNMT v2, as MLBench's blog (2020-10-02) counts it
 }
 RECURRENT = {"lstm": 2 * 4 * (256 + 256) * 256 * 32 * 2, "gnmt": RECURRENT_FLOPS}
