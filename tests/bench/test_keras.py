@@ -64,6 +64,36 @@ def test_lstm_differs_from_torch_by_its_second_bias_only() -> None:
     assert keras_count == workload.info.parameters - 4 * HIDDEN * LAYERS
 
 
+@pytest.mark.parametrize(
+    ("workload", "variant", "size"),
+    [
+        ("resnet18", None, "standard"),
+        ("distilbert", None, "tiny"),
+        ("resnet50", "pruned-50", "standard"),
+        ("bert_base_squad", "pruned-30", "tiny"),
+    ],
+)
+def test_students_and_pruned_variants_have_the_torch_models_parameters(
+    workload: str, variant: str | None, size: str
+) -> None:
+    """The Keras definitions built at the widths the torch surgery leaves are the same models."""
+    from app.bench.variants import workload_for
+
+    models = keras_models()
+    varied = workload_for(workload, variant)
+    assert models.trainable_parameters(models.build(varied, size)) == count_parameters(varied.make(size))
+
+
+def test_a_pruned_lstm_differs_from_torch_by_its_second_bias_only() -> None:
+    from app.bench.variants import workload_for
+    from app.bench.workloads.lstm import HIDDEN, LAYERS
+
+    models = keras_models()
+    varied = workload_for("lstm", "pruned-50")
+    difference = count_parameters(varied.make("tiny")) - models.trainable_parameters(models.build(varied, "tiny"))
+    assert difference == 4 * (HIDDEN // 2) * LAYERS
+
+
 def first_output(runtime: str, workload: str) -> np.ndarray:
     import torch
 
