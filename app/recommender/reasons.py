@@ -92,6 +92,22 @@ def _modelled(f: Figures) -> str:
     )
 
 
+def _variant(f: Figures) -> str:
+    what = f"{f['workload']} {f['variant']} ({f['description']}) on {f['runtime']} {f['precision']}"
+    if f.get("ratio") is None:
+        relative = (
+            f"no fp32 torch-eager figure of the original {f['workload']} on {f['hardware']} at batch "
+            f"{f['batch_size']} to compare it with"
+        )
+    else:
+        basis = "measured" if f.get("baseline_kind") == "measured" else "estimated"
+        relative = (
+            f"{f['ratio']:.1f}x the fp32 torch-eager throughput of the original {f['workload']} on {f['hardware']} "
+            f"at batch {f['batch_size']} ({basis})"
+        )
+    return f"{what}: {relative}; {f['caveat']}"
+
+
 WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     # rejections
     ReasonCode.power_unknown: lambda f: (
@@ -168,6 +184,7 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"{f['gradient_mb']:,.0f} MB all-reduced a step, {f['efficiency']:.0%} of {f['devices']} x one device "
         "by the scaling model"
     ),
+    ReasonCode.variant: _variant,
     ReasonCode.sharded: lambda f: (
         f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "
         + ("weights, gradients and optimiser state" if f["parallelism"] == "sharded_data_parallel" else "layers")

@@ -26,6 +26,8 @@ class Config:
     batch_size: int
     threads: int | None
     source: str = LAB
+    variant: str | None = None
+    """The model variant (app/bench/variants); None is the original model."""
 
 
 @dataclass(slots=True)
@@ -35,6 +37,10 @@ class Evidence:
     points: list[Point]
     workload: str = ""
     task: Task = Task.infer
+    variant: str | None = None
+    """The model variant all these points measured (None: the original). The profiles are the
+    original models', so a variant is never modelled from one: only measured, interpolated along its
+    own curve, or transferred from other parts that measured it."""
     # A prediction depends only on the config and the target's part: a fleet of many machines with
     # the same GPU shares one (the leave-one-out behind its band is the costly step).
     predictions: dict[tuple[Config, str, DeviceKind], Guess | None] = field(default_factory=dict)
