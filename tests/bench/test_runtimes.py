@@ -62,3 +62,13 @@ def test_torch_compile_reports_compile_time_apart_from_speed() -> None:
     assert result.status is ResultStatus.ok, result.reason
     assert result.compile_time_s is not None and result.latency_p50_ms is not None
     assert result.compile_time_s * 1000 > 10 * result.latency_p50_ms, "compiling costs far more than one step"
+
+
+def test_tensorrt_is_unsupported_without_an_nvidia_gpu_and_says_what_it_needs() -> None:
+    spec = machine()
+    if any(d.kind.value == "cuda" for d in spec.devices):
+        pytest.skip("this machine has a GPU: TensorRT is exercised on it by the GPU suites")
+    for device in ("cpu", "cuda:0"):
+        config = BenchConfig("resnet50", Task.infer, "tensorrt", device, Precision.fp16, 1)
+        result = run_config(config, spec, TINY, size="tiny")
+        assert result.status is ResultStatus.unsupported and "NVIDIA GPUs only" in (result.reason or "")

@@ -70,6 +70,10 @@ class OnnxRuntime(Runtime):
         options.log_severity_level = 3
         return options
 
+    def providers(self, config: BenchConfig) -> list[Any]:
+        """What the session is given: the provider, with its options where it takes any."""
+        return [self.provider]
+
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
         import onnxruntime
 
@@ -80,7 +84,7 @@ class OnnxRuntime(Runtime):
             quantised = "static" if config.variant == "int8-static" else "dynamic"
         path = model_path(workload, size, quantised=quantised)
         session = onnxruntime.InferenceSession(
-            str(path), sess_options=self.session_options(config), providers=[self.provider]
+            str(path), sess_options=self.session_options(config), providers=self.providers(config)
         )
         feed = {
             name: x.numpy()
