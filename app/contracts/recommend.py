@@ -57,6 +57,7 @@ class ReasonCode(StrEnum):
     data_parallel = "data_parallel"
     sharded = "sharded"
     variant = "variant"
+    runtime_stack = "runtime_stack"
 
 
 Figure = int | float | str | None

@@ -185,6 +185,12 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         "by the scaling model"
     ),
     ReasonCode.variant: _variant,
+    ReasonCode.runtime_stack: lambda f: (
+        f"{f['runtime']} {f['precision']} on {f['hardware']}: its own fp32 torch-eager measurement "
+        f"({_rate(f['base_throughput'])}/s at batch {f['batch_size']}) x{f['factor']:.2f}, the stack factor measured "
+        f"beside fp32 torch-eager on {f['devices']} other lab device(s) ({f['pairs']} pairs); "
+        f"band ±{f['error_pct']:.0f}%"
+    ),
     ReasonCode.sharded: lambda f: (
         f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "
         + ("weights, gradients and optimiser state" if f["parallelism"] == "sharded_data_parallel" else "layers")

@@ -51,6 +51,8 @@ class Evidence:
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
     corrections: dict[tuple[str, Precision, DeviceKind], tuple[float, list[str]] | None] = field(default_factory=dict)
     """The lab's measured / modelled ratio per runtime, precision and kind (app/recommender/estimators/modelled.py)."""
+    stacks: dict[str, Any] = field(default_factory=dict)
+    """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""
 
     def __post_init__(self) -> None:
         owners: dict[str, tuple[str, ...]] = {}
