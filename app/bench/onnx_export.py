@@ -100,10 +100,12 @@ def _quantize_dynamic(source: Path, path: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     tmp = _atomic_target(path)
+    logging.disable(logging.WARNING)  # its advice to pre-process, on the root logger, in the middle of a run
     try:
         quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8)
         tmp.replace(path)
     finally:
+        logging.disable(logging.NOTSET)
         tmp.unlink(missing_ok=True)
 
 
