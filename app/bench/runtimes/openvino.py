@@ -10,6 +10,7 @@ Pruned and low-rank variants are their own ONNX exports.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
@@ -142,6 +143,7 @@ def quantised_path(workload: Workload, size: Size) -> Path:
         return path
     import nncf
 
+    nncf.set_log_level(logging.WARNING)  # no progress bars in a bench run's output
     source = model_path(workload, size)
     path.parent.mkdir(parents=True, exist_ok=True)
     feeds = calibration_feeds(workload, size)
