@@ -10,6 +10,8 @@ Pruned and low-rank variants are their own ONNX exports.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import tempfile
 from pathlib import Path
@@ -143,11 +145,12 @@ def quantised_path(workload: Workload, size: Size) -> Path:
         return path
     import nncf
 
-    nncf.set_log_level(logging.WARNING)  # no progress bars in a bench run's output
+    nncf.set_log_level(logging.WARNING)
     source = model_path(workload, size)
     path.parent.mkdir(parents=True, exist_ok=True)
     feeds = calibration_feeds(workload, size)
-    quantised = nncf.quantize(openvino.Core().read_model(str(source)), nncf.Dataset(feeds), subset_size=len(feeds))
+    with contextlib.redirect_stdout(io.StringIO()):  # its progress bars, drawn in the middle of a bench run
+        quantised = nncf.quantize(openvino.Core().read_model(str(source)), nncf.Dataset(feeds), subset_size=len(feeds))
     with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
         made = Path(scratch) / "model.xml"
         openvino.save_model(quantised, str(made))
