@@ -50,28 +50,38 @@ class StackFactor:
     pairs: int
 
 
-def ratios(measurements: Iterable[Measurement]) -> dict[tuple[str, Precision, str], dict[str, list[float]]]:
-    """Each runtime and precision's log ratios to eager fp32 per device (same batch and threads)."""
+Baseline = tuple[str, Precision]
+EAGER_FP32: Baseline = (BASELINE_RUNTIME, BASELINE_PRECISION)
+
+
+def ratios(
+    measurements: Iterable[Measurement], baseline: Baseline = EAGER_FP32
+) -> dict[tuple[str, Precision, str], dict[str, list[float]]]:
+    """Each runtime and precision's log ratios to the baseline (eager fp32) per device, at the same
+    batch and threads."""
     by_config: dict[tuple[str, str, int, int | None], list[Measurement]] = defaultdict(list)
     for m in measurements:
         if m.throughput > 0:
             by_config[(m.device, m.kind, m.batch_size, m.threads)].append(m)
     found: dict[tuple[str, Precision, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (device, kind, _batch, _threads), group in by_config.items():
-        base = [m.throughput for m in group if m.runtime == BASELINE_RUNTIME and m.precision is BASELINE_PRECISION]
+        base = [m.throughput for m in group if (m.runtime, m.precision) == baseline]
         if not base:
             continue
         anchor = statistics.median(base)
         for m in group:
-            if (m.runtime, m.precision) != (BASELINE_RUNTIME, BASELINE_PRECISION):
+            if (m.runtime, m.precision) != baseline:
                 found[(m.runtime, m.precision, kind)][device].append(math.log(m.throughput / anchor))
     return found
 
 
-def stack_factors(measurements: Iterable[Measurement]) -> dict[tuple[str, Precision, str], StackFactor]:
-    """The factor of every runtime and precision measured beside eager fp32 on some device, by kind."""
+def stack_factors(
+    measurements: Iterable[Measurement], baseline: Baseline = EAGER_FP32
+) -> dict[tuple[str, Precision, str], StackFactor]:
+    """The factor of every runtime and precision measured beside the baseline (eager fp32) on some
+    device, by kind."""
     factors = {}
-    for (runtime, precision, kind), per_device in ratios(measurements).items():
+    for (runtime, precision, kind), per_device in ratios(measurements, baseline).items():
         device_factors = {device: math.exp(sum(logs) / len(logs)) for device, logs in per_device.items()}
         factor = math.exp(sum(math.log(f) for f in device_factors.values()) / len(device_factors))
         spread = (max(device_factors.values()) - min(device_factors.values())) / 2 / factor * 100
