@@ -336,6 +336,9 @@ class PredictionRequest(Strict):
     precision: Precision
     batch_size: int = Field(ge=1, le=1_000_000)
     threads: int | None = Field(default=None, ge=1, le=4096)
+    variant: VariantName | None = Field(
+        default=None, description="A model variant the lab measured (speed only); none: the original model."
+    )
 
     @model_validator(mode="before")
     @classmethod

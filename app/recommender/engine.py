@@ -344,17 +344,25 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
                 f"the catalog lacks the {request.precision.value} peak or bandwidth of {hardware.ref.name}"
             )
         return result.to_contract()
-    name, task = request.name, request.task
-    original = [p for p in lab_points(session, name, task, owned) if p.variant is None]
-    points = original + public_points(session, name, task, catalog)
+    name, task, variant = request.name, request.task, request.variant
+    points = [p for p in lab_points(session, name, task, owned) if p.variant == variant]
+    if variant is None:
+        points += public_points(session, name, task, catalog)  # published results are of the original models
     source = LAB if any(p.runtime == request.runtime for p in points if p.source == LAB) else None
     if source is None:
         source = next((p.source for p in points if p.runtime == request.runtime), LAB)
-    config = Config(request.runtime, request.precision, request.batch_size, request.threads, source)
-    result = estimate(hardware, config, Evidence(points, workload=name, task=task))
+    config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
+    result = estimate(hardware, config, Evidence(points, workload=name, task=task, variant=variant))
     if result is None:
+        what = f"{workload_label(name, task)}" + (f" in variant {variant}" if variant else "")
+        if variant is not None:
+            raise NotFoundError(
+                f"nothing measured {what} with {request.runtime} at {request.precision.value}, here or on another "
+                "part of its vendor (a variant is never modelled: the profiles are of the original models)",
+                hint="measure it on one lab machine (a suite row with variants = [...])",
+            )
         raise NotFoundError(
-            f"nothing measured {workload_label(name, task)} with {request.runtime} at {request.precision.value}"
+            f"nothing measured {what} with {request.runtime} at {request.precision.value}"
             + (
                 f", and the model cannot predict it: {why_not(name, task, request.precision, hardware.spec)}"
                 if hardware.spec

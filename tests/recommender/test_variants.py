@@ -73,3 +73,15 @@ def test_results_are_filtered_by_variant_and_none_is_the_original(api: Api) -> N
 
     assert listed("none") == ["", ""]
     assert listed("pruned-50") == ["pruned-50"]
+
+
+def test_a_prediction_of_a_variant_reads_that_variants_results_only(api: Api) -> None:
+    lab_with_variants(api)
+    machine = api.client.get("/api/v1/machines", headers=api.admin).json()["items"][0]["id"]
+    ask_for = {"machine_id": machine, "device": "cpu", "workload": "resnet50", "runtime": "onnxruntime-cpu"}
+    ask_for |= {"precision": "fp32", "batch_size": 8, "threads": 4}
+    pruned = api.client.post("/api/v1/predictions", json={**ask_for, "variant": "pruned-50"}, headers=api.admin)
+    original = api.client.post("/api/v1/predictions", json=ask_for, headers=api.admin)
+    assert pruned.json()["throughput_samples_per_s"] == 25 and original.json()["throughput_samples_per_s"] == 20
+    missing = api.client.post("/api/v1/predictions", json={**ask_for, "variant": "lowrank-25"}, headers=api.admin)
+    assert missing.status_code == 404 and "a variant is never modelled" in missing.json()["detail"]
