@@ -18,7 +18,7 @@ from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
 from app.bench.runtimes.keras_tf import keras_variant_unsupported, keras_workload_unsupported
 from app.bench.variants.base import Variant, VariantKind
 from app.bench.workloads.base import Size, Workload
-from app.contracts import MachineSpec, Task
+from app.contracts import MachineSpec, Precision, Task
 
 NOT_CONVERTIBLE = {
     ("lstm", "int8-static"): "LiteRT int8-static of the LSTM is not offered: TensorFlow 2.21's full-integer "
@@ -27,8 +27,11 @@ NOT_CONVERTIBLE = {
 
 
 def form_of(config: BenchConfig) -> str:
-    """The converted file a config runs: its precision, or int8-static in that variant."""
-    return "int8-static" if config.variant == "int8-static" else config.precision.value
+    """The converted file a config runs: its precision, or int8-static for int8 in that variant (the
+    variant in another precision is refused by the variant itself)."""
+    if config.variant == "int8-static" and config.precision is Precision.int8:
+        return "int8-static"
+    return config.precision.value
 
 
 @runtimes.register
