@@ -209,7 +209,7 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     page = open_page(browser, server)
     menu = [a.get_attribute("data-page") for a in page.locator("#nav a").all()]
     # in each page's own order; the machine page has none: it is reached by links
-    assert menu == ["fleet", "compare", "recommend", "plan", "jobs", "catalog"]
+    assert menu == ["fleet", "compare", "runtimes", "recommend", "plan", "jobs", "catalog"]
     assert {row["name"] for row in registry["families"]["page"]} == {*menu, "machine"}
 
     page.click("#nav a[data-page=recommend]")
@@ -224,6 +224,8 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     boxes = page.locator("#recommend-form input[name=precision]")
     precisions = boxes.evaluate_all("(boxes) => boxes.map((b) => b.value)")
     assert precisions == registry["vocabulary"]["precisions"]
+    variants = page.locator("#recommend-form input[name=variant]").evaluate_all("(boxes) => boxes.map((b) => b.value)")
+    assert variants == [row["name"] for row in registry["families"]["variant"]]
 
     page.click("#nav a[data-page=jobs]")
     wait_ready(page, "jobs")
