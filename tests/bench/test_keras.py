@@ -114,19 +114,22 @@ def test_xla_computes_what_eager_computes(workload: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("runtime", "task", "workload"),
+    ("runtime", "task", "workload", "variant"),
     [
-        ("keras", Task.infer, "mobilenet_v2"),
-        ("keras", Task.infer, "bert_base_squad"),
-        ("keras", Task.train, "lstm"),
-        ("keras-xla", Task.infer, "mobilenet_v2"),
-        ("keras-xla", Task.train, "lstm"),
+        ("keras", Task.infer, "mobilenet_v2", None),
+        ("keras", Task.infer, "bert_base_squad", None),
+        ("keras", Task.train, "lstm", None),
+        ("keras", Task.infer, "resnet18", "pruned-50"),
+        ("keras-xla", Task.infer, "mobilenet_v2", None),
+        ("keras-xla", Task.train, "lstm", None),
+        ("keras-xla", Task.infer, "lstm", "pruned-30"),
     ],
 )
-def test_configs_are_measured_through_the_harness(runtime: str, task: Task, workload: str) -> None:
-    config = BenchConfig(workload, task, runtime, "cpu", Precision.fp32, 2, THREADS)
+def test_configs_are_measured_through_the_harness(runtime: str, task: Task, workload: str, variant: str | None) -> None:
+    config = BenchConfig(workload, task, runtime, "cpu", Precision.fp32, 2, THREADS, variant=variant)
     result = run_config(config, machine(), TINY, size="tiny")
     assert result.status is ResultStatus.ok, result.reason
+    assert result.variant == variant
     assert result.iterations == 2 and result.threads == THREADS
     assert result.throughput_samples_per_s and result.throughput_samples_per_s > 0
     assert (result.compile_time_s is not None) is (runtime == "keras-xla")

@@ -56,10 +56,12 @@ def test_what_this_cpu_cannot_run_is_unsupported_not_run_otherwise() -> None:
 
 
 @pytest.mark.slow
-def test_torch_compile_reports_compile_time_apart_from_speed() -> None:
-    config = BenchConfig("fcn_r", Task.infer, "torch-compile", "cpu", Precision.fp32, 8, 2)
+@pytest.mark.parametrize("variant", [None, "pruned-50"])
+def test_torch_compile_reports_compile_time_apart_from_speed(variant: str | None) -> None:
+    config = BenchConfig("fcn_r", Task.infer, "torch-compile", "cpu", Precision.fp32, 8, 2, variant=variant)
     result = run_config(config, machine(), TINY, size="tiny")
     assert result.status is ResultStatus.ok, result.reason
+    assert result.variant == variant
     assert result.compile_time_s is not None and result.latency_p50_ms is not None
     assert result.compile_time_s * 1000 > 10 * result.latency_p50_ms, "compiling costs far more than one step"
 
