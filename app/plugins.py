@@ -18,6 +18,7 @@ FAMILIES: dict[str, str] = {
     "probe": "app.probes.base:probes",
     "workload": "app.bench.workloads.base:workloads",
     "runtime": "app.bench.runtimes.base:runtimes",
+    "variant": "app.bench.variants.base:variants",
     "primitive": "app.bench.primitives.base:primitives",
     "energy_meter": "app.bench.energy:meters",
     "estimator": "app.recommender.estimators:estimators",

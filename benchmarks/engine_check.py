@@ -1,12 +1,14 @@
 """The engine's figure against an independent measurement of the same work, side by side.
 
-    .venv/bin/python -m benchmarks.engine_check [--rounds 3]
+    .venv/bin/python -m benchmarks.engine_check [--rounds 3] [--runtime onnxruntime-cpu]
 
-For three configs and a language model's prefill and decode, the engine (hwadvisor's harness and
+For five configs and a language model's prefill and decode, the engine (hwadvisor's harness and
 runtime) and two independent measurements of the same work (a model, a KV cache and inputs built
 here, timed by a plain perf_counter loop, and by torch.utils.benchmark's ``Timer.blocked_autorange``)
-take turns, ``rounds`` times each, so that
-drift on a shared machine hits all alike. The figures are the ratios of the medians; the goal is
+take turns, ``rounds`` times each, so that drift on a shared machine hits all alike. The ONNX Runtime
+configs (one not torch: the same exported file, fp32 and statically quantised int8, in a session opened
+here with the same thread settings) check the harness on a runtime that is not torch. The figures are
+the ratios of the medians; the goal is
 within 5%. (blocked_autorange reports the median of block means, which an occasional slow step
 pulls up; the plain loop's median of single steps is the like-for-like comparison.)
 """
@@ -36,6 +38,10 @@ def configs(threads: int, only: str | None = None) -> list[BenchConfig]:
         BenchConfig("llama_135m", Task.prefill, "torch-eager", "cpu", Precision.fp32, 1, threads, context=128),
         BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.fp32, 4, threads, context=512),
         BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.bf16, 1, threads, context=512),
+        BenchConfig("resnet50", Task.infer, "onnxruntime-cpu", "cpu", Precision.fp32, 1, threads),
+        BenchConfig(
+            "resnet50", Task.infer, "onnxruntime-cpu", "cpu", Precision.int8, 1, threads, variant="int8-static"
+        ),
     ]
     return [c for c in found if only is None or only in c.label()]
 
@@ -64,10 +70,35 @@ def generation_step(config: BenchConfig) -> Callable[[], object]:
     return step
 
 
+def onnxruntime_step(config: BenchConfig) -> Callable[[], object]:
+    """The exported file in a plain ONNX Runtime session: the threads as the runtime sets them, nothing else."""
+    import onnxruntime
+
+    from app.bench.onnx_export import model_path
+    from app.bench.variants import workload_for
+
+    workload = workload_for(config.workload, config.variant)
+    quantised = (
+        ("static" if config.variant == "int8-static" else "dynamic") if config.precision is Precision.int8 else None
+    )
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = config.threads or 0
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(
+        str(model_path(workload, quantised=quantised)), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    feed = {
+        name: x.numpy() for name, x in zip(workload.info.input_names, workload.inputs(config.batch_size), strict=True)
+    }
+    return lambda: session.run(None, feed)
+
+
 def reference_step(config: BenchConfig) -> Callable[[], object]:
     """The same work, written plainly: no hwadvisor runtime involved."""
     if config.task in (Task.prefill, Task.decode):
         return generation_step(config)
+    if config.runtime == "onnxruntime-cpu":
+        return onnxruntime_step(config)
     if config.workload.startswith("gemm_"):
         n = int(config.workload.split("_")[1])
         a, b = torch.randn(n, n), torch.randn(n, n)
@@ -107,11 +138,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="time budget per measurement")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", help="configs whose label contains this (llama_135m: the language model's)")
+    parser.add_argument("--runtime", help="only the configs of this runtime (torch-eager, onnxruntime-cpu)")
     args = parser.parse_args()
     machine = probe_machine()
     measure = MeasureSpec(time_budget_s=args.seconds, warmup_budget_s=1.0)
-    print(f"{'config':<66} {'engine':>8} {'loop':>8} {'ratio':>6} {'t.u.b':>8} {'ratio':>6}  (median ms)")
+    print(f"{'config':<72} {'engine':>8} {'loop':>8} {'ratio':>6} {'t.u.b':>8} {'ratio':>6}  (median ms)")
     for config in configs(args.threads, args.only):
+        if args.runtime and config.runtime != args.runtime:
+            continue
         engine, loop, blocked = [], [], []
         for _ in range(args.rounds):
             result = run_config(config, machine, measure)
@@ -121,7 +155,7 @@ def main() -> None:
             loop.append(plain)
             blocked.append(tub)
         ours, plain, tub = statistics.median(engine), statistics.median(loop), statistics.median(blocked)
-        print(f"{config.label():<66} {ours:>8.2f} {plain:>8.2f} {ours / plain:>6.3f} {tub:>8.2f} {ours / tub:>6.3f}")
+        print(f"{config.label():<72} {ours:>8.2f} {plain:>8.2f} {ours / plain:>6.3f} {tub:>8.2f} {ours / tub:>6.3f}")
 
 
 if __name__ == "__main__":

@@ -98,7 +98,8 @@ def test_the_examples_in_bench_help_are_in_the_default_suite() -> None:
 
 def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, database_url: str, tmp_path: Path) -> None:
     _machine_id, token = api.enroll()
-    assert api.post_run(token, run_report(results=[result(workload="mymodel/infer")])).status_code == 201
+    pruned = result(workload="mymodel/infer", variant="pruned-50", throughput_samples_per_s=12_000.0)
+    assert api.post_run(token, run_report(results=[result(workload="mymodel/infer"), pruned])).status_code == 201
     env = scratch_env(database_url, tmp_path)
 
     unknown = hwadvisor("recommend", "nosuchmodel", env=env)
@@ -110,6 +111,10 @@ def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, datab
     lab_own = hwadvisor("recommend", "mymodel", env=env)  # not in the zoo, but measured here
     assert lab_own.returncode == 0, lab_own.stderr
     assert "nothing has measured" not in lab_own.stdout and "torch-eager" in lab_own.stdout
+    assert "variant pruned-50" not in lab_own.stdout and "allow_variants offers them" in lab_own.stdout
+    with_variants = hwadvisor("recommend", "mymodel", "--variants", env=env)
+    assert "variant pruned-50~" in with_variants.stdout
+    assert "~ a model variant, not the original model: speed only; check accuracy on your data" in with_variants.stdout
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -32,6 +32,7 @@ def test_every_family_is_described_without_importing_torch() -> None:
     assert {"gemm_2048", "copy_256mb", "h2d_pinned_256mb"} <= set(families["primitive"])
     assert {"cpu", "memory", "nvidia", "power", "software"} <= set(families["probe"])
     assert {"nvml", "rapl", "estimate"} <= set(families["energy_meter"])
+    assert {"int8-static", "pruned-30", "pruned-50", "lowrank-25", "lowrank-50"} <= set(families["variant"])
     assert all(families.values()), "every family has plug-ins"
 
 

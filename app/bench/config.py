@@ -1,5 +1,5 @@
 """A config: one point of a suite's grid (workload x task x runtime x device x precision x batch x
-threads x devices)."""
+threads x devices x variant)."""
 
 from __future__ import annotations
 
@@ -25,13 +25,16 @@ class BenchConfig:
     """Data-parallel ranks measured together (app/bench/data_parallel.py); 1 is the plain path."""
     context: int | None = None
     """A language model's prompt (prefill), KV-cache length (decode) or sequence (train); None: its own."""
+    variant: str | None = None
+    """The model variant (app/bench/variants); None is the original model."""
 
     def label(self) -> str:
         threads = f" threads={self.threads}" if self.threads else ""
         devices = f" devices={self.devices}" if self.devices > 1 else ""
         context = f" context={self.context}" if self.context else ""
+        variant = f" variant={self.variant}" if self.variant else ""
         workload = workload_label(self.workload, self.task)
         return (
             f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}"
-            f"{context}{threads}{devices}"
+            f"{context}{threads}{devices}{variant}"
         )

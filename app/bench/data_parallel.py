@@ -43,7 +43,8 @@ from app.bench.config import BenchConfig
 from app.bench.measure import Timing, gc_paused, measure, timed
 from app.bench.primitives import primitives
 from app.bench.runtimes.torch_eager import TorchEager
-from app.bench.workloads import Size, workloads
+from app.bench.variants import workload_for
+from app.bench.workloads import Size
 from app.contracts import MachineSpec, MeasureSpec, Task
 
 HOST = "127.0.0.1"
@@ -276,7 +277,7 @@ def _measure(rank: int, job: _Job, local: BenchConfig, device: torch.device) -> 
             prepared = primitives.get(local.workload)().prepare(local)
             step, sync, close, work = prepared.step, prepared.sync, prepared.close, (prepared.work, prepared.unit)
         else:
-            workload = workloads.get(local.workload)()
+            workload = workload_for(local.workload, local.variant)
             if rank == 0:
                 plain = TorchEager().prepare(local, workload, job.size)
                 try:

@@ -9,9 +9,12 @@ a child gives back. Files are cached per workload, size, precision, TensorFlow v
 of app/bench/keras_models.py under the model cache (``HWADVISOR_CACHE_DIR``, default
 ``$XDG_CACHE_HOME/hwadvisor``), like the ONNX exports.
 
-Precisions: fp32 as converted; fp16 stores float16 weights (``supported_types=[tf.float16]``);
-int8 is full-integer post-training quantisation (int8 weights and activations, float32 in and out),
-calibrated on random inputs drawn like the workload's.
+Formats: fp32 as converted; fp16 stores float16 weights (``supported_types=[tf.float16]``); int8 is
+dynamic-range quantisation (int8 weights, activations quantised per batch as it runs: the converter's
+``Optimize.DEFAULT`` without calibration data), the same kind as ONNX Runtime's int8; int8-static
+(the int8-static variant) is full-integer post-training quantisation (int8 weights and activations,
+float32 in and out), calibrated on random inputs drawn like the workload's. A pruned variant is the
+Keras model built at the pruned widths (app/bench/keras_models.py), its own file.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ from typing import Any
 
 from app.bench.cache import cache_root
 from app.bench.needs import TENSORFLOW
+from app.bench.variants.int8_static import CALIBRATION_SAMPLES
 from app.bench.workloads.base import SEED, Size, Workload
 
-PRECISIONS = ("fp32", "fp16", "int8")
+FORMATS = ("fp32", "fp16", "int8", "int8-static")
 STATIC_BATCH = ("lstm",)
 """Recurrent models convert at a fixed batch: the converter cannot lower Keras' LSTM loop
 (TensorListReserve) with an unknown batch. The others keep a dynamic batch, resized per config."""
-CALIBRATION_SAMPLES = 8
 CONVERT_TIMEOUT_S = 3600
 
 
@@ -43,16 +46,16 @@ def cache_dir() -> Path:
     return cache_root() / "litert"
 
 
-def model_path(workload: Workload, size: Size, precision: str, batch: int) -> Path:
-    """The cached .tflite file for a workload in a precision, converted on first use."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"LiteRT models are converted in {', '.join(PRECISIONS)}, not {precision}")
+def model_path(workload: Workload, size: Size, form: str, batch: int) -> Path:
+    """The cached .tflite file for a workload (in its model variant) in a format, converted on first use."""
+    if form not in FORMATS:
+        raise ValueError(f"LiteRT models are converted in {', '.join(FORMATS)}, not {form}")
     version = (TENSORFLOW.version() or "unknown").replace("+", "_")
-    variant = ("-tiny" if size == "tiny" else "") + (f"-batch{batch}" if workload.info.name in STATIC_BATCH else "")
-    path = cache_dir() / f"{workload.info.name}-tf{version}-{definitions_digest()}{variant}-{precision}.tflite"
+    suffix = ("-tiny" if size == "tiny" else "") + (f"-batch{batch}" if workload.info.name in STATIC_BATCH else "")
+    path = cache_dir() / f"{workload.cache_name}-tf{version}-{definitions_digest()}{suffix}-{form}.tflite"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        _convert_in_child(workload, size, precision, batch, path)
+        _convert_in_child(workload, size, form, batch, path)
     return path
 
 
@@ -62,20 +65,22 @@ def definitions_digest() -> str:
     return hashlib.sha256(source).hexdigest()[:10]
 
 
-def _convert_in_child(workload: Workload, size: Size, precision: str, batch: int, path: Path) -> None:
+def _convert_in_child(workload: Workload, size: Size, form: str, batch: int, path: Path) -> None:
     handle, name = tempfile.mkstemp(dir=path.parent, suffix=".tflite.tmp")
     os.close(handle)
     tmp = Path(name)
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
-    command = [sys.executable, "-m", "app.bench.litert_export", workload.info.name, size, precision, str(batch), name]
+    command = [sys.executable, "-m", "app.bench.litert_export", workload.info.name, size, form, str(batch), name]
+    if workload.variant is not None and workload.variant.changes_model:
+        command[-1:-1] = ["--variant", workload.variant.info.name]
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=CONVERT_TIMEOUT_S)
         if done.returncode != 0:
             how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit {done.returncode}"
             last = " | ".join(line for line in done.stderr.strip().splitlines()[-3:])
             raise RuntimeError(
-                f"converting {workload.info.name} to LiteRT {precision} failed ({how}): {last[-600:]}; "
+                f"converting {workload.cache_name} to LiteRT {form} failed ({how}): {last[-600:]}; "
                 f"rerun `python {' '.join(command[1:-1])} out.tflite` to see the converter's whole output"
             )
         tmp.replace(path)
@@ -83,7 +88,7 @@ def _convert_in_child(workload: Workload, size: Size, precision: str, batch: int
         tmp.unlink(missing_ok=True)
 
 
-def convert(workload: Workload, size: Size, precision: str, batch: int) -> bytes:
+def convert(workload: Workload, size: Size, form: str, batch: int) -> bytes:
     """The converted model (in this process: the child's side)."""
     import torch
 
@@ -102,10 +107,12 @@ def convert(workload: Workload, size: Size, precision: str, batch: int) -> bytes
     samples = [keras_models.inputs(workload, calibration_batch, size) for _ in range(CALIBRATION_SAMPLES)]
 
     converter: Any = tf.lite.TFLiteConverter.from_keras_model(model)
-    if precision == "fp16":
+    if form == "fp16":
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.target_spec.supported_types = [tf.float16]
-    elif precision == "int8":
+    elif form == "int8":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]  # no calibration data: dynamic range
+    elif form == "int8-static":
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = lambda: iter(samples)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -115,17 +122,18 @@ def convert(workload: Workload, size: Size, precision: str, batch: int) -> bytes
 
 
 def main(argv: list[str] | None = None) -> None:
-    from app.bench.workloads import workloads
+    from app.bench.variants import workload_for
 
     parser = argparse.ArgumentParser(description="Convert a workload's Keras model to a LiteRT file")
     parser.add_argument("workload")
     parser.add_argument("size", choices=("standard", "tiny"))
-    parser.add_argument("precision", choices=PRECISIONS)
+    parser.add_argument("format", choices=FORMATS)
     parser.add_argument("batch", type=int)
+    parser.add_argument("--variant", help="a model variant (pruned-50): the Keras model at its widths")
     parser.add_argument("out", type=Path)
     args = parser.parse_args(argv)
-    workload = workloads.get(args.workload)()
-    args.out.write_bytes(convert(workload, args.size, args.precision, args.batch))
+    workload = workload_for(args.workload, args.variant)
+    args.out.write_bytes(convert(workload, args.size, args.format, args.batch))
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ def _ci_half_width(r: Result) -> str:
 
 def _row(r: Result) -> tuple[str, ...]:
     keys = (
-        workload_label(r.workload, r.task),
+        workload_label(r.workload, r.task) + (f" {r.variant}" if r.variant else ""),
         r.runtime,
         r.device if r.devices == 1 else f"{r.device} x{r.devices}",
         r.precision.value,

@@ -25,6 +25,7 @@ from app.bench.measure import Timing, measure, timed
 from app.bench.primitives import primitives
 from app.bench.runtimes import runtimes
 from app.bench.suites import Suite
+from app.bench.variants import variants, workload_for
 from app.bench.workloads import Size, workloads
 from app.contracts import MachineSpec, MeasureSpec, PowerSource, Result, ResultStatus, RunReport
 
@@ -57,6 +58,7 @@ def _config_fields(config: BenchConfig) -> dict[str, object]:
         "threads": config.threads,
         "devices": config.devices,
         "context_tokens": config.context,
+        "variant": config.variant,
     }
 
 
@@ -75,15 +77,23 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec, *, nodes: int 
     if config.devices * nodes > 1 and (reason := data_parallel.unsupported(config, machine, nodes=nodes)):
         return reason
     if primitive:
+        if config.variant is not None:
+            return f"{config.workload} is a primitive: it has no model variants"
         return primitives.get(config.workload)().unsupported(config, machine)
     if reason := workload_unsupported(config):
         return reason
     runtime = runtimes.get(config.runtime)()
-    if reason := runtime.unavailable() or runtime.unsupported(config, machine):
+    reason = runtime.unavailable() or runtime.unsupported(config, machine)
+    if reason:
         return reason
     if config.task is not None and config.task.value not in runtime.info.tasks:
         return f"{config.runtime} runs {', '.join(runtime.info.tasks)}, not {config.task.value}"
-    return None
+    if config.variant is None:
+        return None
+    if config.variant not in variants:
+        return f"unknown variant {config.variant!r}; known: none (the original model), {', '.join(variants.names())}"
+    variant = variants.get(config.variant)()
+    return variant.unsupported(config) or runtime.variant_unsupported(variant, config)
 
 
 def workload_unsupported(config: BenchConfig) -> str | None:
@@ -194,7 +204,7 @@ def run_config(
                     primitive.close()
                 peak = primitive.peak_device_memory_mb() if config.device != "cpu" else rss.peak_mb
                 return _result(config, timing, energy.reading, peak, work=(primitive.work, primitive.unit))
-            workload = workloads.get(config.workload)()
+            workload = workload_for(config.workload, config.variant)
             prepared = runtimes.get(config.runtime)().prepare(config, workload, size)
             try:
                 timing = measure(

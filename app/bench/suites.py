@@ -5,7 +5,9 @@ row stands for every combination. Device ``cuda`` means every GPU of the machine
 machine: the row then adds nothing); ``cuda:1`` means that GPU, and is recorded unsupported where
 it is missing. Threads: numbers, ``all`` (the CPUs this process may use, which is the default),
 or ``scaling`` (1, 2, 4, ... up to the physical cores, then the logical count if SMT adds more).
-Primitives (gemm_*, copy_*, h2d_*, d2h_*, allreduce_*) take no task, runtime or batch size.
+Primitives (gemm_*, copy_*, h2d_*, d2h_*, allreduce_*) take no task, runtime, batch size or variant.
+Variants (``variants = ["none", "int8-static", "pruned-50"]``): ``none`` is the original model; each
+other name is a model variant (app/bench/variants), recorded unsupported where it does not apply.
 
 Contexts (``contexts = [128, 1024]``): a language model's prompt (prefill), KV-cache length (decode)
 or training sequence, one config each; empty, the workload's own. Other workloads have none.
@@ -25,7 +27,7 @@ from pathlib import Path
 from app.bench.config import BenchConfig
 from app.bench.primitives import primitives
 from app.bench.workloads import workloads
-from app.contracts import BUILT_IN_SUITES, GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
+from app.contracts import BUILT_IN_SUITES, ORIGINAL, GridSpec, MachineSpec, SuiteSpec, Task, ThreadSpec
 from app.contracts.suites import load_toml
 from app.errors import ConfigError
 
@@ -73,8 +75,9 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
         runtimes = ["torch-eager"] if is_primitive else row.runtimes
         batches = [1] if is_primitive else row.batch_sizes
         contexts: list[int | None] = list(row.contexts) if row.contexts and takes_context(workload) else [None]
-        for device_spec, count, task, runtime, precision, batch, context in itertools.product(
-            row.devices, row.device_counts, tasks, runtimes, row.precisions, batches, contexts
+        variants = [None] if is_primitive else [None if v == ORIGINAL else v for v in dict.fromkeys(row.variants)]
+        for device_spec, count, task, runtime, variant, precision, batch, context in itertools.product(
+            row.devices, row.device_counts, tasks, runtimes, variants, row.precisions, batches, contexts
         ):
             for device in _devices(device_spec, machine, count):
                 threads: list[int | None] = (
@@ -84,7 +87,9 @@ def expand(row: GridSpec, machine: MachineSpec) -> list[BenchConfig]:
                 )
                 for per_process in dict.fromkeys(threads):
                     configs.append(
-                        BenchConfig(workload, task, runtime, device, precision, batch, per_process, count, context)
+                        BenchConfig(
+                            workload, task, runtime, device, precision, batch, per_process, count, context, variant
+                        )
                     )
     return configs
 

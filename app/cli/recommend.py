@@ -32,6 +32,11 @@ def recommend(
     precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
     runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
     catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,
+    variants: Annotated[
+        bool,
+        typer.Option("--variants", help="Also model variants the lab measured (speed only: pruned, int8-static...)."),
+    ] = False,
+    variant: Annotated[list[str] | None, typer.Option(help="With --variants: only this variant (repeat).")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Recommendation as JSON.")] = False,
 ) -> None:
@@ -51,6 +56,7 @@ def recommend(
                 "batch_size": batch,
                 "scope": "catalog" if catalog else "owned",
                 "limit": limit,
+                "allow_variants": variants,
                 "constraints": {
                     "power_budget_w": power_budget,
                     "system_power_budget_w": system_budget,
@@ -60,6 +66,7 @@ def recommend(
                     "max_price_usd": max_price,
                     "precisions": precision or None,
                     "runtimes": runtime or None,
+                    "variants": variant or None,
                 },
             }
         )

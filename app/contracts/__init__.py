@@ -22,6 +22,7 @@ from app.contracts.catalog import (
 )
 from app.contracts.common import (
     INT32_MAX,
+    ORIGINAL,
     SCHEMA_VERSION,
     DeviceId,
     DeviceKind,
@@ -38,6 +39,7 @@ from app.contracts.common import (
     Task,
     Text,
     Timestamp,
+    VariantName,
     WorkloadName,
     device_kind_of,
 )
@@ -131,6 +133,7 @@ __all__ = [
     "BUILT_IN_SUITES",
     "INT32_MAX",
     "LLM_PRESETS",
+    "ORIGINAL",
     "SCHEMA_VERSION",
     "SERVING_PRECISIONS",
     "SUITE_TOML_MAX",
@@ -236,6 +239,7 @@ __all__ = [
     "TokenKind",
     "TokenRead",
     "TrainingJob",
+    "VariantName",
     "Vocabulary",
     "Watts",
     "WorkloadName",

@@ -17,6 +17,10 @@ WorkloadName = Annotated[
     str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train|prefill|decode))?$")
 ]
 DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:\d{1,2})$")]
+VariantName = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
+"""A model variant (an optimised form of a workload: ``int8-static``, ``pruned-50``, ``lowrank-25``)."""
+ORIGINAL = "none"
+"""How a suite's grid and a results filter name the original model, whose results carry no variant."""
 Text = Annotated[str, Field(max_length=2000)]
 INT32_MAX = 2**31 - 1  # what an INTEGER column holds on PostgreSQL
 Label = Annotated[str, Field(min_length=1, max_length=200)]

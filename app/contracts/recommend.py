@@ -19,6 +19,7 @@ from app.contracts.common import (
     Precision,
     Strict,
     Task,
+    VariantName,
     WorkloadName,
 )
 from app.contracts.results import split_legacy_workload, workload_label
@@ -62,6 +63,8 @@ class ReasonCode(StrEnum):
     lab_scaling_measured = "lab_scaling_measured"
     tensor_parallel = "tensor_parallel"
     llm_modelled = "llm_modelled"
+    variant = "variant"
+    runtime_stack = "runtime_stack"
 
 
 Figure = int | float | str | None
@@ -173,6 +176,11 @@ class Constraints(Strict):
     max_price_usd: Positive | None = None
     precisions: list[Precision] | None = Field(default=None, max_length=16)
     runtimes: list[Name] | None = Field(default=None, max_length=64)
+    variants: list[VariantName] | None = Field(
+        default=None,
+        max_length=64,
+        description="With allow_variants, only these variants are offered (none: every one measured).",
+    )
 
 
 class Scope(StrEnum):
@@ -195,6 +203,12 @@ class WorkloadSpec(Strict):
     electricity_usd_per_kwh: NonNegative = Field(default=0.15, le=10, description="For cost per million samples.")
     amortisation_years: float = Field(default=3.0, ge=0.1, le=20, description="Hardware price spread over this life.")
     limit: int = Field(default=50, ge=1, le=1000, description="At most this many ranked candidates.")
+    allow_variants: bool = Field(
+        default=False,
+        description="Offer model variants measured in the lab (int8-static, pruned-50, lowrank-25) beside the "
+        "original model. A variant's figures are speed only: its accuracy is not known, so it is never the "
+        "original's equal; each such candidate says so and what it is relative to the original.",
+    )
 
     @property
     def name(self) -> str:
@@ -281,6 +295,10 @@ class CandidateConfig(Answer):
     precision: Precision
     batch_size: int = Field(ge=1)
     threads: int | None = None
+    variant: str | None = Field(default=None, description="The model variant; none is the original model.")
+    caveat: str | None = Field(
+        default=None, description="What a variant's figures do not say: 'speed only; check accuracy on your data'."
+    )
 
 
 class Candidate(CandidateConfig):
@@ -328,6 +346,9 @@ class PredictionRequest(Strict):
     precision: Precision
     batch_size: int = Field(ge=1, le=1_000_000)
     threads: int | None = Field(default=None, ge=1, le=4096)
+    variant: VariantName | None = Field(
+        default=None, description="A model variant the lab measured (speed only); none: the original model."
+    )
 
     @model_validator(mode="before")
     @classmethod

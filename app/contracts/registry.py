@@ -30,6 +30,7 @@ class Vocabulary(Strict):
 
 class RegistryRead(Strict):
     families: dict[str, list[PluginRow]] = Field(
-        description="Plug-ins by family: workload, runtime, primitive, probe, energy_meter, estimator, objective, page."
+        description="Plug-ins by family: workload, runtime, variant, primitive, probe, energy_meter, estimator, "
+        "objective, page."
     )
     vocabulary: Vocabulary

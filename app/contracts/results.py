@@ -6,10 +6,11 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import Field, computed_field, model_validator
+from pydantic import Field, computed_field, field_validator, model_validator
 
 from app.contracts.common import (
     INT32_MAX,
+    ORIGINAL,
     DeviceId,
     DeviceKind,
     Name,
@@ -21,6 +22,7 @@ from app.contracts.common import (
     Task,
     Text,
     Timestamp,
+    VariantName,
     WorkloadName,
     device_kind_of,
 )
@@ -79,6 +81,12 @@ class Result(Strict):
         description="The declared cluster (hwadvisor clusters create) whose network a run over several "
         "machines crossed.",
     )
+    variant: VariantName | None = Field(
+        default=None,
+        description="The optimised form of the workload measured (int8-static, pruned-50, lowrank-25: "
+        "GET /api/v1/registry lists them); none is the original model, as every result without it is. "
+        "A variant's figures are speed only: its accuracy was not measured (random weights).",
+    )
     status: ResultStatus
     reason: Text | None = None
     throughput_samples_per_s: NonNegative | None = None
@@ -126,6 +134,12 @@ class Result(Strict):
     @classmethod
     def _legacy_workload(cls, data: Any) -> Any:
         return split_legacy_workload(data)
+
+    @field_validator("variant", mode="before")
+    @classmethod
+    def _original_is_none(cls, value: Any) -> Any:
+        """'none' (a suite's word for the original model) is stored as no variant."""
+        return None if value == ORIGINAL else value
 
     @model_validator(mode="after")
     def _status_is_consistent(self) -> Result:

@@ -8,9 +8,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.contracts.common import (
+    ORIGINAL,
     Name,
     Precision,
     Task,
+    VariantName,
 )
 
 SUITE_TOML_MAX = 64 * 1024
@@ -124,6 +126,11 @@ class GridSpec(BaseModel):
     precisions: list[Precision] = Field(default=[Precision.fp32], max_length=GRID_LIST_MAX)
     batch_sizes: list[Annotated[int, Field(ge=1, le=1_000_000)]] = Field(default=[1], max_length=GRID_LIST_MAX)
     threads: list[ThreadSpec] = Field(default=["all"], max_length=GRID_LIST_MAX)
+    variants: list[VariantName] = Field(
+        default=[ORIGINAL],
+        max_length=GRID_LIST_MAX,
+        description="Model variants to measure (int8-static, pruned-50, lowrank-25); 'none' is the original model.",
+    )
     device_counts: list[Annotated[int, Field(ge=1, le=1024)]] = Field(
         default=[1],
         max_length=GRID_LIST_MAX,

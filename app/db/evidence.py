@@ -41,6 +41,8 @@ class LabMeasurement(NamedTuple):
     mean_power_w: float | None
     power_source: str
     iterations: int | None
+    variant: str | None
+    """None: the original model."""
 
 
 def owned_devices(session: Session) -> list[OwnedDevice]:
@@ -82,6 +84,7 @@ def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[La
             r.mean_power_w,
             r.power_source,
             r.iterations,
+            r.variant,
         )
         .join(Run, Run.id == r.run_id)
         .where(r.workload == workload, r.task == task.value, r.status == ResultStatus.ok.value, r.devices == 1)

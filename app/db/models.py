@@ -217,6 +217,9 @@ class ResultRow(Base):
     """Machines those ranks ran on; rows from before revision 0009 ran on one."""
     cluster: Mapped[str | None] = mapped_column(String(64))
     """The declared cluster whose network a run over several machines crossed."""
+    variant: Mapped[str | None] = mapped_column(String(32))
+    """The model variant measured (int8-static, pruned-50); NULL is the original model, as every row
+    from before revision 0010 is."""
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str | None] = mapped_column(Text)
     throughput_samples_per_s: Mapped[float | None] = mapped_column(Float)

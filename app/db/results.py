@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, contains_eager
 
-from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus, Task
+from app.contracts import ORIGINAL, DeviceKind, Page, Precision, ResultRead, ResultStatus, Task
 from app.db.engine import Database
 from app.db.models import ResultRow
 from app.errors import InvalidInput
@@ -40,6 +40,8 @@ class ResultFilter:
     device_kind: DeviceKind | None = None
     batch_size: int | None = None
     status: ResultStatus | None = None
+    variant: str | None = None
+    """A variant's name, or 'none' for the original model's results only."""
 
     def __post_init__(self) -> None:
         """``workload=resnet50/infer`` (the name as results used to carry it) is workload + task."""
@@ -67,6 +69,10 @@ class ResultFilter:
         ):
             if value is not None:
                 query = query.where(column == value)
+        if self.variant == ORIGINAL:
+            query = query.where(ResultRow.variant.is_(None))
+        elif self.variant is not None:
+            query = query.where(ResultRow.variant == self.variant)
         return query
 
 

@@ -66,11 +66,14 @@ def from_public(
 
 def from_run(report: RunReport, parts: Mapping[str, CatalogHardware], profile_of: ProfileOf) -> list[Observation]:
     """A lab run's ok results on devices with a catalog part (``parts``: device id -> part), as
-    observations of the lab's own stack (no stack factor: they pin the model's absolute level)."""
+    observations of the lab's own stack (no stack factor: they pin the model's absolute level).
+    A variant's results are left out: the profiles are of the original models."""
     found: list[Observation] = []
     for r in report.results:
         spec = parts.get(r.device.split(":")[0]) or parts.get(r.device)
         if r.status is not ResultStatus.ok or r.task is None or spec is None or not r.throughput_samples_per_s:
+            continue
+        if r.variant is not None:
             continue
         profile = profile_of(r.workload, r.task, r.precision)
         dev = device(spec, r.precision)

@@ -51,8 +51,11 @@ class Columns:
     prices: list[Price | None]
     """Each hardware's price by the catalog's one rule (app/catalog/price.py), None where it has none."""
     runtimes: list[str]
+    variants: list[str | None]
+    """Each distinct variant of the options (None: the original model), indexed by ``variant_index``."""
     hardware_index: Ints
     runtime_index: Ints
+    variant_index: Ints
     precision_index: Ints
     """Into ``PRECISIONS``."""
     throughput: Floats
@@ -73,9 +76,22 @@ class Columns:
     def __len__(self) -> int:
         return len(self.options)
 
-    def allowed(self, precisions: list[Precision] | None, runtimes: list[str] | None) -> npt.NDArray[np.bool_]:
-        """The rows the ask's precision and runtime filters keep."""
-        keep = np.ones(len(self), dtype=np.bool_)
+    def allowed(
+        self,
+        precisions: list[Precision] | None,
+        runtimes: list[str] | None,
+        variants: list[str] | None = None,
+        *,
+        allow_variants: bool = False,
+    ) -> npt.NDArray[np.bool_]:
+        """The rows the ask's precision, runtime and variant filters keep: the original model's, and a
+        variant's only where the ask allows variants (and names it, when it names any)."""
+        wanted_variants = [
+            i
+            for i, v in enumerate(self.variants)
+            if v is None or (allow_variants and (variants is None or v in variants))
+        ]
+        keep = np.isin(self.variant_index, wanted_variants)
         if precisions is not None:
             wanted = [i for i, p in enumerate(PRECISIONS) if p in precisions]
             keep &= np.isin(self.precision_index, wanted)
@@ -92,6 +108,7 @@ def columns(options: list[Option], lab_scaling: LabScaling = EMPTY) -> Columns:
     """The options' figures as columns (once per table: the table is cached across asks)."""
     hardware: dict[str, int] = {}
     runtimes: dict[str, int] = {}
+    variants: dict[str | None, int] = {None: 0}
     precisions = {p: i for i, p in enumerate(PRECISIONS)}
     parts: list[Hardware] = []
     for option in options:
@@ -99,6 +116,7 @@ def columns(options: list[Option], lab_scaling: LabScaling = EMPTY) -> Columns:
             hardware[option.hardware.key] = len(parts)
             parts.append(option.hardware)
         runtimes.setdefault(option.config.runtime, len(runtimes))
+        variants.setdefault(option.config.variant, len(variants))
     prices = [price_of(h.spec) for h in parts]
     per_part_memory = [
         h.spec.memory_gb if h.spec is not None and h.spec.kind == "gpu" and h.spec.memory_gb else None for h in parts
@@ -111,8 +129,10 @@ def columns(options: list[Option], lab_scaling: LabScaling = EMPTY) -> Columns:
         hardware=parts,
         prices=prices,
         runtimes=list(runtimes),
+        variants=list(variants),
         hardware_index=index,
         runtime_index=np.array([runtimes[o.config.runtime] for o in options], dtype=np.int64),
+        variant_index=np.array([variants[o.config.variant] for o in options], dtype=np.int64),
         precision_index=np.array([precisions[o.config.precision] for o in options], dtype=np.int64),
         throughput=np.array([e.throughput_samples_per_s for e in estimates], dtype=np.float64),
         power_w=_floats([e.power_w for e in estimates]),

@@ -3,6 +3,7 @@ estimated, checked against the constraints, ranked by the objective, the Pareto 
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import threading
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.orm import Session
 
+from app.bench.variants.base import CAVEAT, variants
 from app.catalog import CatalogHardware
 from app.contracts import (
     Estimate,
@@ -35,6 +37,7 @@ from app.recommender.estimators import Config, Evidence, estimate, estimate_all
 from app.recommender.evidence import (
     LAB,
     Hardware,
+    Point,
     catalog_hardware,
     lab_points,
     lab_scaling,
@@ -48,7 +51,7 @@ from app.recommender.options import Loaded, OptionTable, tables
 from app.recommender.ranking import rank
 from app.recommender.reasons import Why
 from app.recommender.roofline import roofline_estimate
-from app.recommender.space import ConfigSpace, modelled_precisions
+from app.recommender.space import MODELLED_RUNTIME, ConfigSpace, modelled_precisions
 
 _gc_lock = threading.Lock()
 _gc_pauses = 0
@@ -96,7 +99,26 @@ def options(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
 def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
     table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
     c = spec.constraints
-    return table.columns, table.notes(c.precisions, c.runtimes)
+    return table.columns, table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
+
+
+def _variant_notes(spec: WorkloadSpec, table: Columns) -> list[str]:
+    """What the ask is told of the variants the lab measured: how to see them, or what they are not."""
+    measured = sorted(v for v in table.variants if v is not None)
+    if not measured:
+        return []
+    if not spec.allow_variants:
+        return [
+            f"the lab also measured variants of {spec.name} ({', '.join(measured)}); allow_variants offers them "
+            f"beside the original model ({CAVEAT})"
+        ]
+    offered = [v for v in measured if spec.constraints.variants is None or v in spec.constraints.variants]
+    if not offered:
+        return []
+    return [
+        f"variants offered ({', '.join(offered)}) are optimised forms of {spec.name}, measured for speed only: "
+        f"their accuracy is unknown (random weights), so none is the original model's equal; {CAVEAT}"
+    ]
 
 
 def _table_key(session: Session, spec: WorkloadSpec) -> tuple[object, ...]:
@@ -134,11 +156,16 @@ def _options(
     """Every hardware x config the lab, published results or the model can speak for, estimated (the
     ask's precision and runtime filters are applied when it is ranked: the table serves every filter)."""
     name, task = spec.name, spec.task
-    lab = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
+    measured = lab_points(session, name, task, [h for h in hardware if h.ref.owned])
+    lab = [p for p in measured if p.variant is None]
+    by_variant: dict[str, list[Point]] = {}
+    for p in measured:
+        if p.variant is not None:
+            by_variant.setdefault(p.variant, []).append(p)
     public = public_points(session, name, task, catalog) if spec.scope is Scope.catalog else []
     modelled = modelled_precisions(name, task)
     notes: list[str] = []
-    if not lab and not public and not modelled:
+    if not lab and not public and not modelled and not by_variant:
         notes.append(
             f"nothing has measured {spec.label} yet and it has no profile to model it from: schedule it on a lab "
             f"machine (hwadvisor jobs create --suite standard --machine <id>) or import published results "
@@ -170,6 +197,8 @@ def _options(
             unestimated[pair] = unestimated.get(pair, 0) + 1
             continue
         options.append(Option(h, config, found))
+    for variant, points in sorted(by_variant.items()):
+        options += _variant_options(spec, variant, points, hardware, options)
     after = shared.notes()
     if public:
         sources = sorted({p.source for p in public})
@@ -180,6 +209,63 @@ def _options(
             )
     scaling = lab_scaling(session, catalog) if task is Task.train else EMPTY
     return OptionTable(columns(options, scaling), notes, unestimated, after)
+
+
+BASELINE_PRECISION = Precision.fp32
+"""A variant is told relative to the original model in fp32 eager PyTorch (MODELLED_RUNTIME) on the
+same hardware at the same batch: what the model runs as its authors wrote it."""
+
+
+def _variant_options(
+    spec: WorkloadSpec, variant: str, points: list[Point], hardware: list[Hardware], originals: list[Option]
+) -> list[Option]:
+    """A variant's hardware x configs: where the lab measured it, along its own curves, and transferred
+    to parts that never ran it; never modelled (the profiles are the original's). Each estimate's
+    reasons start with what the variant is and its speed relative to the original on that hardware."""
+    evidence = Evidence(points, workload=spec.name, task=spec.task, variant=variant)
+    space = ConfigSpace(spec, points, [])
+    shared = _SharedByPart(spec.scope)
+    pairs = [
+        (h, dataclasses.replace(config, variant=variant))
+        for h in hardware
+        if h.spec is not None or evidence.measured_on(h)
+        for speaks in [shared.speaks_for_part(h)]
+        for config in space.configs(h)
+        if speaks or evidence.ran(h, config)
+    ]
+    baseline = {
+        (o.hardware.key, o.config.batch_size, o.config.threads): o.estimate
+        for o in originals
+        if o.config.runtime == MODELLED_RUNTIME and o.config.precision is BASELINE_PRECISION
+    }
+    info = variants.get(variant).info if variant in variants else None
+    options = []
+    for (h, config), found in zip(pairs, estimate_all(pairs, evidence), strict=True):
+        if found is None:
+            continue
+        base = baseline.get((h.key, config.batch_size, config.threads)) or next(
+            (g for (key, batch, _t), g in baseline.items() if key == h.key and batch == config.batch_size), None
+        )
+        figures = {
+            "variant": variant,
+            "workload": spec.name,
+            "description": info.description if info else "a variant this server does not know",
+            "runtime": config.runtime,
+            "precision": config.precision.value,
+            "hardware": h.label,
+            "batch_size": config.batch_size,
+            "ratio": found.throughput_samples_per_s / base.throughput_samples_per_s if base else None,
+            "baseline_kind": base.kind.value if base else None,
+            "caveat": info.caveat if info else CAVEAT,
+        }
+        options.append(Option(h, config, _with_reason(found, Why(ReasonCode.variant, figures))))
+    return options
+
+
+def _with_reason(guess: Guess, first: Why) -> Guess:
+    """The estimate with ``first`` before its own reasons (made when the answer lists it)."""
+    inner = guess.why
+    return dataclasses.replace(guess, why=lambda: [first, *(inner if isinstance(inner, list) else inner())])
 
 
 class _SharedByPart:
@@ -262,16 +348,25 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
                 f"the catalog lacks the {request.precision.value} peak or bandwidth of {hardware.ref.name}"
             )
         return _with_memory_fit(result, hardware, request.batch_size).to_contract()
-    name, task = request.name, request.task
-    points = lab_points(session, name, task, owned) + public_points(session, name, task, catalog)
+    name, task, variant = request.name, request.task, request.variant
+    points = [p for p in lab_points(session, name, task, owned) if p.variant == variant]
+    if variant is None:
+        points += public_points(session, name, task, catalog)  # published results are of the original models
     source = LAB if any(p.runtime == request.runtime for p in points if p.source == LAB) else None
     if source is None:
         source = next((p.source for p in points if p.runtime == request.runtime), LAB)
-    config = Config(request.runtime, request.precision, request.batch_size, request.threads, source)
-    result = estimate(hardware, config, Evidence(points, workload=name, task=task))
+    config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
+    result = estimate(hardware, config, Evidence(points, workload=name, task=task, variant=variant))
     if result is None:
+        what = f"{workload_label(name, task)}" + (f" in variant {variant}" if variant else "")
+        if variant is not None:
+            raise NotFoundError(
+                f"nothing measured {what} with {request.runtime} at {request.precision.value}, here or on another "
+                "part of its vendor (a variant is never modelled: the profiles are of the original models)",
+                hint="measure it on one lab machine (a suite row with variants = [...])",
+            )
         raise NotFoundError(
-            f"nothing measured {workload_label(name, task)} with {request.runtime} at {request.precision.value}"
+            f"nothing measured {what} with {request.runtime} at {request.precision.value}"
             + (
                 f", and the model cannot predict it: {why_not(name, task, request.precision, hardware.spec)}"
                 if hardware.spec

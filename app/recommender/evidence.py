@@ -58,6 +58,8 @@ class Point(NamedTuple):
     power_w: float | None = None
     iterations: int | None = None
     systems: int = 1
+    variant: str | None = None
+    """The model variant measured; None is the original model (published results are all of it)."""
 
 
 def owned_hardware(session: Session, catalog: dict[str, CatalogHardware]) -> list[Hardware]:
@@ -86,21 +88,21 @@ def catalog_hardware(entry: CatalogHardware) -> Hardware:
 
 
 def lab_points(session: Session, workload: str, task: Task, owned: list[Hardware]) -> list[Point]:
-    """The latest ok result of each config on each owned device."""
+    """The latest ok result of each config (variants included) on each owned device."""
     by_device = {(h.ref.machine_id, h.ref.device): h for h in owned}
     precisions = {p.value: p for p in Precision}
     rows = queries.lab_measurements(session, workload, task)
-    latest: dict[tuple[str, str, str, int, int | None], Point] = {}
+    latest: dict[tuple[str, str, str, int, int | None, str | None], Point] = {}
     measured_power = {PowerSource.nvml.value, PowerSource.rapl.value}
     # plain tuples: this loop sees every result of the workload in the fleet (100,000 rows and more)
     for (
         machine_id, device, runtime, precision, batch, threads, throughput,
-        p50, p99, ci_low, ci_high, power, power_source, iterations,
+        p50, p99, ci_low, ci_high, power, power_source, iterations, variant,
     ) in rows:  # fmt: skip
         hardware = by_device.get((machine_id, device))
         if hardware is None or not throughput:
             continue
-        latest[(hardware.key, runtime, precision, batch, threads)] = Point(
+        latest[(hardware.key, runtime, precision, batch, threads, variant)] = Point(
             hardware,
             LAB,
             runtime,
@@ -113,6 +115,7 @@ def lab_points(session: Session, workload: str, task: Task, owned: list[Hardware
             _ci_pct(ci_low, ci_high, p50),
             power if power_source in measured_power else None,
             iterations,
+            variant=variant,
         )
     return list(latest.values())
 

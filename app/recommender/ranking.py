@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 import numpy.typing as npt
 
+from app.bench.variants.base import CAVEAT
 from app.contracts import Candidate, Price, ReasonCode, Recommendation, Rejection, WorkloadSpec
 from app.perfmodel import power as power_model
 from app.recommender import reasons as words
@@ -134,7 +135,7 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     """The answer from the table's columns: constraints, power caps, scores and the objective's order
     are array arithmetic over every row; only the listed candidates and rejections become models."""
     c = spec.constraints
-    allowed = table.allowed(c.precisions, c.runtimes)
+    allowed = table.allowed(c.precisions, c.runtimes, c.variants, allow_variants=spec.allow_variants)
     figures = Figures(table.throughput, table.power_w, table.latency_p99_ms, table.memory_gb)
     together = Together(spec, table)
     reasons = rejected_by(spec, table, figures, together) & allowed
@@ -326,6 +327,8 @@ def _listed(option: Option) -> dict[str, Any]:
         "precision": config.precision,
         "batch_size": config.batch_size,
         "threads": config.threads,
+        "variant": config.variant,
+        "caveat": CAVEAT if config.variant is not None else None,
         "estimate": option.estimate.to_contract(),
     }
 

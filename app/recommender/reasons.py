@@ -92,6 +92,22 @@ def _modelled(f: Figures) -> str:
     )
 
 
+def _variant(f: Figures) -> str:
+    what = f"{f['workload']} {f['variant']} ({f['description']}) on {f['runtime']} {f['precision']}"
+    if f.get("ratio") is None:
+        relative = (
+            f"no fp32 torch-eager figure of the original {f['workload']} on {f['hardware']} at batch "
+            f"{f['batch_size']} to compare it with"
+        )
+    else:
+        basis = "measured" if f.get("baseline_kind") == "measured" else "estimated"
+        relative = (
+            f"{f['ratio']:.1f}x the fp32 torch-eager throughput of the original {f['workload']} on {f['hardware']} "
+            f"at batch {f['batch_size']} ({basis})"
+        )
+    return f"{what}: {relative}; {f['caveat']}"
+
+
 WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     # rejections
     ReasonCode.power_unknown: lambda f: (
@@ -200,6 +216,13 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"{f['decode_ms']:,.2f} ms ({f['decode_bound']}-bound), prefill {f['prefill_ms']:,.1f} ms "
         f"({f['prefill_bound']}-bound), factor x{f['factor']:.2f} from the lab's measurements of its kind; "
         f"band ±{f['error_pct']:.0f}% ({f['band_kind']})"
+    ),
+    ReasonCode.variant: _variant,
+    ReasonCode.runtime_stack: lambda f: (
+        f"{f['runtime']} {f['precision']} on {f['hardware']}: its own fp32 torch-eager measurement "
+        f"({_rate(f['base_throughput'])}/s at batch {f['batch_size']}) x{f['factor']:.2f}, the stack factor measured "
+        f"beside fp32 torch-eager on {f['devices']} other lab device(s) ({f['pairs']} pairs); "
+        f"band ±{f['error_pct']:.0f}%"
     ),
     ReasonCode.sharded: lambda f: (
         f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "

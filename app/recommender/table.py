@@ -67,11 +67,17 @@ def render(answer: Recommendation, *, rejected: int = 10) -> str:
             f"{c.rank:>3} {c.hardware.name[:32]:<32} {_where(c)[:22]:<22} {c.runtime[:16]:<16} {c.precision.value:<5} "
             f"{c.batch_size:>6} {c.threads or '-':>4} {e.throughput_samples_per_s:>12,.1f} {e.error_pct:>4.0f} "
             f"{_number(e.latency_p99_ms):>8} {power:>6} {_number(c.throughput_per_w, ',.2f'):>7} "
-            f"{_cost(c):>8} {KIND_MARK[e.kind]:<9} {e.source}" + ("  pareto" if c.pareto else "")
+            f"{_cost(c):>8} {KIND_MARK[e.kind]:<9} {e.source}"
+            + ("  pareto" if c.pareto else "")
+            + (f"  variant {c.variant}~" if c.variant else "")
         )
     if not answer.candidates:
         lines.append("(no candidate meets the constraints)")
     lines.append("* power not measured: TDP, a TDP share, or a cap (see each explanation with --json)")
+    if any(c.variant for c in answer.candidates):
+        lines.append(
+            f"~ a model variant, not the original model: {next(c.caveat for c in answer.candidates if c.caveat)}"
+        )
     lines.extend(_prices(answer.candidates))
     if answer.candidates:
         lines.append(f"best: {answer.candidates[0].estimate.explanation}")

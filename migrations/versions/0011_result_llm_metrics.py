@@ -5,7 +5,7 @@ counted in tokens as well as samples; the KV cache they hold is recorded beside 
 Every row stored before is of a workload without them: the columns are NULL.
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 Create Date: 2026-12-06 10:00:00.000000
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0009"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -64,6 +64,36 @@ def test_lstm_differs_from_torch_by_its_second_bias_only() -> None:
     assert keras_count == workload.info.parameters - 4 * HIDDEN * LAYERS
 
 
+@pytest.mark.parametrize(
+    ("workload", "variant", "size"),
+    [
+        ("resnet18", None, "standard"),
+        ("distilbert", None, "tiny"),
+        ("resnet50", "pruned-50", "standard"),
+        ("bert_base_squad", "pruned-30", "tiny"),
+    ],
+)
+def test_students_and_pruned_variants_have_the_torch_models_parameters(
+    workload: str, variant: str | None, size: str
+) -> None:
+    """The Keras definitions built at the widths the torch surgery leaves are the same models."""
+    from app.bench.variants import workload_for
+
+    models = keras_models()
+    varied = workload_for(workload, variant)
+    assert models.trainable_parameters(models.build(varied, size)) == count_parameters(varied.make(size))
+
+
+def test_a_pruned_lstm_differs_from_torch_by_its_second_bias_only() -> None:
+    from app.bench.variants import workload_for
+    from app.bench.workloads.lstm import HIDDEN, LAYERS
+
+    models = keras_models()
+    varied = workload_for("lstm", "pruned-50")
+    difference = count_parameters(varied.make("tiny")) - models.trainable_parameters(models.build(varied, "tiny"))
+    assert difference == 4 * (HIDDEN // 2) * LAYERS
+
+
 def first_output(runtime: str, workload: str) -> np.ndarray:
     import torch
 
@@ -84,19 +114,22 @@ def test_xla_computes_what_eager_computes(workload: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("runtime", "task", "workload"),
+    ("runtime", "task", "workload", "variant"),
     [
-        ("keras", Task.infer, "mobilenet_v2"),
-        ("keras", Task.infer, "bert_base_squad"),
-        ("keras", Task.train, "lstm"),
-        ("keras-xla", Task.infer, "mobilenet_v2"),
-        ("keras-xla", Task.train, "lstm"),
+        ("keras", Task.infer, "mobilenet_v2", None),
+        ("keras", Task.infer, "bert_base_squad", None),
+        ("keras", Task.train, "lstm", None),
+        ("keras", Task.infer, "resnet18", "pruned-50"),
+        ("keras-xla", Task.infer, "mobilenet_v2", None),
+        ("keras-xla", Task.train, "lstm", None),
+        ("keras-xla", Task.infer, "lstm", "pruned-30"),
     ],
 )
-def test_configs_are_measured_through_the_harness(runtime: str, task: Task, workload: str) -> None:
-    config = BenchConfig(workload, task, runtime, "cpu", Precision.fp32, 2, THREADS)
+def test_configs_are_measured_through_the_harness(runtime: str, task: Task, workload: str, variant: str | None) -> None:
+    config = BenchConfig(workload, task, runtime, "cpu", Precision.fp32, 2, THREADS, variant=variant)
     result = run_config(config, machine(), TINY, size="tiny")
     assert result.status is ResultStatus.ok, result.reason
+    assert result.variant == variant
     assert result.iterations == 2 and result.threads == THREADS
     assert result.throughput_samples_per_s and result.throughput_samples_per_s > 0
     assert (result.compile_time_s is not None) is (runtime == "keras-xla")

@@ -1,5 +1,6 @@
-"""LiteRT really runs the project's Keras models converted to .tflite, in fp32, fp16 (float16 weights)
-and int8 (full-integer), at tiny sizes; a converter crash is one config's error; the rest say why."""
+"""LiteRT really runs the project's Keras models converted to .tflite, in fp32, fp16 (float16 weights),
+int8 (dynamic range) and the int8-static variant (full-integer), and pruned, at tiny sizes; a converter
+crash is one config's error; the rest say why."""
 
 from __future__ import annotations
 
@@ -19,13 +20,22 @@ pytest.importorskip("tensorflow", reason="tensorflow is not installed: LiteRT's 
 THREADS = 2
 
 
-def run(workload: str, precision: Precision, batch: int = 2) -> np.ndarray:
+STATIC = "int8-static"
+FORMS = [Precision.fp32, Precision.fp16, Precision.int8, STATIC]
+"""What the tests convert MobileNetV2 to: each precision, and the int8-static variant."""
+
+
+def run(workload: str, precision: Precision | str, batch: int = 2) -> np.ndarray:
     import torch
 
+    from app.bench.variants import workload_for
+
     torch.manual_seed(0)
-    config = BenchConfig(workload, Task.infer, "litert", "cpu", precision, batch, THREADS)
+    variant = STATIC if precision == STATIC else None
+    as_precision = Precision.int8 if variant else Precision(precision)
+    config = BenchConfig(workload, Task.infer, "litert", "cpu", as_precision, batch, THREADS, variant=variant)
     assert runtimes.get("litert")().unsupported(config, machine()) is None
-    prepared = runtimes.get("litert")().prepare(config, workloads.get(workload)(), "tiny")
+    prepared = runtimes.get("litert")().prepare(config, workload_for(workload, variant), "tiny")
     try:
         outputs = prepared.step()
         assert isinstance(outputs, list) and len(outputs) == 1
@@ -35,13 +45,13 @@ def run(workload: str, precision: Precision, batch: int = 2) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def mobilenet_outputs() -> dict[Precision, np.ndarray]:
-    return {precision: run("mobilenet_v2", precision) for precision in (Precision.fp32, Precision.fp16, Precision.int8)}
+def mobilenet_outputs() -> dict[Precision | str, np.ndarray]:
+    return {form: run("mobilenet_v2", form) for form in FORMS}
 
 
-@pytest.mark.parametrize("precision", [Precision.fp32, Precision.fp16, Precision.int8])
+@pytest.mark.parametrize("precision", FORMS)
 def test_each_precision_runs_with_the_torch_models_output_shape(
-    precision: Precision, mobilenet_outputs: dict[Precision, np.ndarray]
+    precision: Precision | str, mobilenet_outputs: dict[Precision | str, np.ndarray]
 ) -> None:
     import torch
 
@@ -56,19 +66,23 @@ def test_each_precision_runs_with_the_torch_models_output_shape(
     assert output.std() > 0.01  # not the constant a collapsed signal would give
 
 
-def test_quantised_models_store_narrower_weights(mobilenet_outputs: dict[Precision, np.ndarray]) -> None:
+def test_quantised_models_store_narrower_weights(mobilenet_outputs: dict[Precision | str, np.ndarray]) -> None:
+    """int8 (dynamic range) keeps float activations between int8-weight kernels; int8-static
+    quantises the activations too, so its tensors are int8 but for the float input and output."""
     from ai_edge_litert.interpreter import Interpreter
 
     from app.bench.litert_export import model_path
 
-    paths = {p: model_path(workloads.get("mobilenet_v2")(), "tiny", p.value, 2) for p in mobilenet_outputs}
+    paths = {p: model_path(workloads.get("mobilenet_v2")(), "tiny", str(p), 2) for p in mobilenet_outputs}
     sizes = {p: path.stat().st_size for p, path in paths.items()}
-    assert sizes[Precision.fp16] < 0.6 * sizes[Precision.fp32] and sizes[Precision.int8] < 0.35 * sizes[Precision.fp32]
-    tensor_types = {
-        p: {t["dtype"] for t in Interpreter(model_path=str(path)).get_tensor_details()} for p, path in paths.items()
-    }
+    assert sizes[Precision.fp16] < 0.6 * sizes[Precision.fp32]
+    assert sizes[Precision.int8] < 0.35 * sizes[Precision.fp32] and sizes[STATIC] < 0.35 * sizes[Precision.fp32]
+    details = {p: Interpreter(model_path=str(path)).get_tensor_details() for p, path in paths.items()}
+    tensor_types = {p: {t["dtype"] for t in found} for p, found in details.items()}
     assert np.int8 in tensor_types[Precision.int8] and np.int8 not in tensor_types[Precision.fp32]
     assert np.float16 in tensor_types[Precision.fp16]
+    floats = {p: sum(t["dtype"] == np.float32 for t in found) for p, found in details.items()}
+    assert floats[STATIC] < 0.2 * floats[Precision.int8]
 
 
 def test_the_lstm_runs_at_its_fixed_batch_through_the_harness() -> None:
@@ -81,11 +95,20 @@ def test_the_lstm_runs_at_its_fixed_batch_through_the_harness() -> None:
 
 
 def test_a_converter_crash_is_an_error_not_the_end_of_the_process() -> None:
-    """The int8 calibrator segfaults on the Keras LSTM: the child dies, the bench process does not."""
+    """The full-integer calibrator segfaults on the Keras LSTM: the child dies, the bench process does not."""
     from app.bench.litert_export import model_path
 
-    with pytest.raises(RuntimeError, match="converting lstm to LiteRT int8 failed"):
-        model_path(workloads.get("lstm")(), "tiny", "int8", 2)
+    with pytest.raises(RuntimeError, match="converting lstm to LiteRT int8-static failed"):
+        model_path(workloads.get("lstm")(), "tiny", "int8-static", 2)
+
+
+def test_a_pruned_lstm_runs_in_dynamic_range_int8() -> None:
+    """The pruned variant is the Keras LSTM at the pruned width, its own file; int8 without a
+    variant (dynamic range) converts where full-integer crashes."""
+    config = BenchConfig("lstm", Task.infer, "litert", "cpu", Precision.int8, 2, THREADS, variant="pruned-50")
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.variant == "pruned-50" and result.throughput_samples_per_s
 
 
 @pytest.mark.parametrize(
@@ -96,12 +119,16 @@ def test_a_converter_crash_is_an_error_not_the_end_of_the_process() -> None:
         ("resnet50", Task.infer, "cuda:0", Precision.fp32, "CPU only"),
         ("alexnet", Task.infer, "cpu", Precision.fp32, "no Keras definition"),
         ("lstm", Task.infer, "cpu", Precision.int8, "crashes"),
+        ("resnet50", Task.infer, "cpu", Precision.fp32, "lowrank"),
+        ("mobilenet_v2", Task.infer, "cpu", Precision.fp32, "cannot be built pruned"),
     ],
 )
 def test_what_it_cannot_run_is_unsupported_with_why(
     workload: str, task: Task, device: str, precision: Precision, words: str
 ) -> None:
-    result = run_config(BenchConfig(workload, task, "litert", device, precision, 1), machine(), TINY, size="tiny")
+    variant = {"crashes": STATIC, "lowrank": "lowrank-25", "cannot be built pruned": "pruned-30"}.get(words)
+    config = BenchConfig(workload, task, "litert", device, precision, 1, variant=variant)
+    result = run_config(config, machine(), TINY, size="tiny")
     assert result.status is ResultStatus.unsupported
     assert words in (result.reason or "")
 

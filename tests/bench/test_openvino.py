@@ -8,7 +8,6 @@ import pytest
 from app.bench.config import BenchConfig
 from app.bench.runner import run_config
 from app.bench.runtimes import runtimes
-from app.bench.workloads import workloads
 from app.contracts import Precision, ResultStatus, Task
 from tests.bench.support import TINY, machine
 
@@ -21,8 +20,10 @@ def first_output(runtime: str, config: BenchConfig) -> np.ndarray:
     """The first output of one step, on inputs drawn from the same seed for every runtime."""
     import torch
 
+    from app.bench.variants import workload_for
+
     runtime_ = runtimes.get(runtime)()
-    workload = workloads.get(config.workload)()
+    workload = workload_for(config.workload, config.variant)
     # the first prepare exports the model, drawing its random weights: only then are the inputs seeded
     runtime_.prepare(config, workload, "tiny").close()
     torch.manual_seed(0)
@@ -76,7 +77,7 @@ def test_bf16_runs_where_the_cpu_has_it() -> None:
         (Task.train, "cpu", Precision.fp32, "inference only"),
         (Task.infer, "cpu", Precision.fp16, "fp16 is not offered"),
         (Task.infer, "cpu", Precision.tf32, "tensor-core"),
-        (Task.infer, "cpu", Precision.int8, "needs nncf: pip install nncf"),
+        (Task.infer, "cpu", Precision.int8, "ask variant int8-static"),
         (Task.infer, "cuda:0", Precision.fp32, "runs on cpu devices"),
     ],
 )
@@ -84,6 +85,27 @@ def test_what_it_cannot_run_is_unsupported_with_why(task: Task, device: str, pre
     result = run_config(BenchConfig("resnet56", task, "openvino", device, precision, 1), machine(), TINY, size="tiny")
     assert result.status is ResultStatus.unsupported
     assert words in (result.reason or "")
+
+
+def test_int8_static_is_nncf_quantised_and_close_to_fp32() -> None:
+    """NNCF puts FakeQuantize operations (int8 scales) in the model; the CPU plug-in runs them as int8
+    kernels, and the scores stay close to the float model's."""
+    pytest.importorskip("nncf", reason="nncf is not installed (./scripts/setup on Linux x86-64)")
+    import openvino
+
+    from app.bench.runtimes.openvino import quantised_path
+    from app.bench.variants import workload_for
+
+    config = BenchConfig("resnet20", Task.infer, "openvino", "cpu", Precision.int8, 4, 2, variant="int8-static")
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.variant == "int8-static"
+    path = quantised_path(workload_for("resnet20", "int8-static"), "tiny")
+    ops = {op.get_type_name() for op in openvino.Core().read_model(str(path)).get_ops()}
+    assert "FakeQuantize" in ops
+    ours = first_output("openvino", config)
+    reference = first_output("openvino", BenchConfig("resnet20", Task.infer, "openvino", "cpu", Precision.fp32, 4, 2))
+    assert np.corrcoef(ours.ravel(), reference.ravel())[0, 1] > 0.9
 
 
 def test_version_is_reported() -> None:

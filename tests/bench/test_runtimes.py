@@ -13,11 +13,14 @@ from tests.bench.support import TINY, machine
 
 
 def matrix() -> list[BenchConfig]:
-    """Every workload but one preset per language-model family (its presets share every line of code)."""
+    """Every workload in every precision, but one preset per language-model family (its presets share
+    every line of code); a distillation student in fp32 only: its layers are its teacher's (basic
+    blocks, BERT layers), which run in every precision here already."""
     configs = []
     llms = [name for name in workloads.names() if isinstance(get_workload(name), LlmWorkload)]
     for name in [n for n in workloads.names() if n not in llms[1:]]:
-        for precision in Precision:
+        student = workloads.get(name).info.student_of is not None
+        for precision in [Precision.fp32] if student else list(Precision):
             for task in Task:
                 configs.append(BenchConfig(name, task, "torch-eager", "cpu", precision, 2, 2))
             configs.append(BenchConfig(name, Task.infer, "onnxruntime-cpu", "cpu", precision, 2, 2))
@@ -56,9 +59,21 @@ def test_what_this_cpu_cannot_run_is_unsupported_not_run_otherwise() -> None:
 
 
 @pytest.mark.slow
-def test_torch_compile_reports_compile_time_apart_from_speed() -> None:
-    config = BenchConfig("fcn_r", Task.infer, "torch-compile", "cpu", Precision.fp32, 8, 2)
+@pytest.mark.parametrize("variant", [None, "pruned-50"])
+def test_torch_compile_reports_compile_time_apart_from_speed(variant: str | None) -> None:
+    config = BenchConfig("fcn_r", Task.infer, "torch-compile", "cpu", Precision.fp32, 8, 2, variant=variant)
     result = run_config(config, machine(), TINY, size="tiny")
     assert result.status is ResultStatus.ok, result.reason
+    assert result.variant == variant
     assert result.compile_time_s is not None and result.latency_p50_ms is not None
     assert result.compile_time_s * 1000 > 10 * result.latency_p50_ms, "compiling costs far more than one step"
+
+
+def test_tensorrt_is_unsupported_without_an_nvidia_gpu_and_says_what_it_needs() -> None:
+    spec = machine()
+    if any(d.kind.value == "cuda" for d in spec.devices):
+        pytest.skip("this machine has a GPU: TensorRT is exercised on it by the GPU suites")
+    for device in ("cpu", "cuda:0"):
+        config = BenchConfig("resnet50", Task.infer, "tensorrt", device, Precision.fp16, 1)
+        result = run_config(config, spec, TINY, size="tiny")
+        assert result.status is ResultStatus.unsupported and "NVIDIA GPUs only" in (result.reason or "")

@@ -19,6 +19,8 @@ PUBLISHED = {
     "mobilenet_v2": 3_504_872,  # torchvision mobilenet_v2
     "resnet56": 853_018,  # He et al. 2016, CIFAR-10 (0.85M), option A shortcuts
     "resnet20": 269_722,  # He et al. 2016, CIFAR-10 (0.27M), option A shortcuts
+    "resnet18": 11_689_512,  # torchvision resnet18
+    "distilbert": 66_362_880 + 768 * 2 + 2,  # DistilBertModel (distilbert-base-uncased) + the span head
     "gnmt": 160_671_297,  # NVIDIA DeepLearningExamples GNMT v2, as MLBench's blog (2020-10-02) counts it
     "llama_135m": 134_515_008,  # HuggingFaceTB/SmolLM-135M
     "llama_360m": 361_821_120,  # HuggingFaceTB/SmolLM-360M

@@ -1,4 +1,4 @@
-"""A result keeps its device count and scaling efficiency through the contract and the database."""
+"""A result keeps its device count, scaling efficiency and variant through the contract and the database."""
 
 from __future__ import annotations
 
@@ -34,6 +34,28 @@ def test_the_recommender_reads_one_device_results_only(db: Database) -> None:
     with db.reading() as session:
         measured = list(evidence.lab_measurements(session, "resnet20", Task.train))
     assert [m.throughput_samples_per_s for m in measured] == [220.0]
+
+
+def test_a_variant_round_trips_filters_and_exports_and_an_old_result_is_the_original(db: Database) -> None:
+    pruned = result(variant="pruned-50", throughput_samples_per_s=30.0)
+    legacy = result().model_dump(mode="json")
+    del legacy["variant"]  # as an agent from before variants uploads
+    old = Result.model_validate(legacy)
+    assert old.variant is None and result(variant="none").variant is None
+    machine_id = _store(db, [pruned, old])
+    with db.reading() as session:
+
+        def variants(variant: str | None) -> list[str | None]:
+            where = results.ResultFilter(machine_id=machine_id, variant=variant)
+            return [r.variant for r in results.page(session, where, limit=10, offset=0).items]
+
+        assert variants(None) == ["pruned-50", None]
+        assert variants("pruned-50") == ["pruned-50"]
+        assert variants("none") == [None]
+    csv_text = "".join(results.iter_csv(db, results.ResultFilter(machine_id=machine_id)))
+    header, first, second = csv_text.splitlines()[:3]
+    column = header.split(",").index("variant")
+    assert first.split(",")[column] == "pruned-50" and second.split(",")[column] == ""
 
 
 def _store(db: Database, stored: list[Result]) -> uuid.UUID:

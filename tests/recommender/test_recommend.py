@@ -386,7 +386,7 @@ def test_the_objectives_and_estimators_are_plug_ins_with_their_metadata() -> Non
     }
     assert all(r["description"] and r["available"] for r in rows.values())
     order = sorted(describe(estimators), key=lambda r: r["details"]["order"])
-    assert [r["name"] for r in order] == ["measured", "interpolated", "modelled", "predicted"]
+    assert [r["name"] for r in order] == ["measured", "interpolated", "modelled", "predicted", "stacked"]
 
 
 def test_the_recommender_reads_the_database_only_through_app_db() -> None:

@@ -209,7 +209,7 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     page = open_page(browser, server)
     menu = [a.get_attribute("data-page") for a in page.locator("#nav a").all()]
     # in each page's own order; the machine page has none: it is reached by links
-    assert menu == ["fleet", "compare", "recommend", "plan", "serving", "jobs", "catalog"]
+    assert menu == ["fleet", "compare", "runtimes", "recommend", "plan", "serving", "jobs", "catalog"]
     assert {row["name"] for row in registry["families"]["page"]} == {*menu, "machine"}
 
     page.click("#nav a[data-page=recommend]")
@@ -224,6 +224,8 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     boxes = page.locator("#recommend-form input[name=precision]")
     precisions = boxes.evaluate_all("(boxes) => boxes.map((b) => b.value)")
     assert precisions == registry["vocabulary"]["precisions"]
+    variants = page.locator("#recommend-form input[name=variant]").evaluate_all("(boxes) => boxes.map((b) => b.value)")
+    assert variants == [row["name"] for row in registry["families"]["variant"]]
 
     page.click("#nav a[data-page=jobs]")
     wait_ready(page, "jobs")
@@ -469,4 +471,67 @@ def test_a_slow_answer_to_an_earlier_catalog_search_never_draws_over_a_newer_one
     assert page.inner_text("#catalog-count") == f"{a100} of {a100} shown"
     assert all("a100" in t.lower() for t in page.locator("tr[data-entry]").all_inner_texts())
     assert page.input_value("#catalog-filters input[name=q]") == "a100"
+    assert page.errors == []
+
+
+def test_one_workload_on_one_machine_every_runtime_precision_and_variant_and_variants_in_recommend(
+    browser: Any, server: ServerProcess, screenshots: Path
+) -> None:
+    """DLBench's view: the runtimes page lists each runtime x precision x variant at one batch against
+    the original in fp32 eager, with what could not run and why; the Recommend page offers variants
+    only when asked, each with its caveat and what it is relative to the original."""
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        api = Api(client, ADMIN)
+        spec = cpu_machine("node-runtimes")
+        machine_id, token = api.enroll(spec)
+        cpu = {"device": "cpu", "threads": 4, "power_source": "rapl"}
+        failed = {key: None for key in NOT_MEASURED} | {"power_source": "none"}
+        why_not = "LiteRT int8-static of the LSTM is not offered"
+        results = [
+            measured(8, 10, 100, runtime="torch-eager", precision="fp32", **cpu),
+            measured(8, 20, 100, runtime="onnxruntime-cpu", precision="fp32", **cpu),
+            measured(8, 31, 100, runtime="openvino", precision="int8", variant="int8-static", **cpu),
+            measured(8, 25, 100, runtime="onnxruntime-cpu", precision="fp32", variant="pruned-50", **cpu),
+            measured(1, 3, 100, runtime="torch-eager", precision="fp32", **cpu),
+            result(**cpu | failed, runtime="litert", precision="int8", variant="int8-static", batch_size=8,
+                   status="unsupported", reason=why_not),
+        ]  # fmt: skip
+        assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+
+    page = open_page(browser, server)
+    page.goto(f"{server.url}/#/runtimes?machine={machine_id}&workload=resnet50&task=infer")
+    wait_ready(page, "runtimes")
+    assert page.input_value("#runtimes-batch") == "8"  # the batch with the most configs measured
+    rows = page.locator("#runtimes-result tr.config")
+    expect(rows).to_have_count(5)
+    assert [r.get_attribute("data-config") for r in rows.all()] == [
+        "openvino int8 int8-static",
+        "onnxruntime-cpu fp32 pruned-50",
+        "onnxruntime-cpu fp32 none",
+        "torch-eager fp32 none",
+        "litert int8 int8-static",
+    ]
+    first = rows.first.inner_text()
+    assert "3.1x" in first and "speed only; check accuracy on your data" in first
+    assert why_not in rows.last.inner_text()
+    assert chart_points(page, "#chart-runtimes") == 4
+    page.screenshot(path=str(screenshots / "9-runtimes.png"), full_page=True)
+
+    spec_json = json.dumps({"workload": "resnet50", "task": "infer", "batch_size": 8, "scope": "owned",
+                            "constraints": {"runtimes": ["openvino", "onnxruntime-cpu", "torch-eager"]}})  # fmt: skip
+    page.goto(f"{server.url}/#/recommend?" + urlencode({"spec": spec_json}))
+    wait_ready(page, "recommend")
+    page.wait_for_selector("#recommend-result tr.candidate")
+    assert "int8-static" not in page.inner_text("#recommend-result table")
+    assert "allow_variants offers them" in page.inner_text("#notes")
+    page.check("input[name=allow_variants]")
+    page.check("input[name=variant][value=int8-static]")
+    page.click("#recommend-submit")
+    page.wait_for_selector("#recommend-result tr.candidate >> text=int8-static")
+    variant_rows = page.locator("#recommend-result tr.candidate", has_text="int8-static")
+    expect(variant_rows).to_have_count(1)
+    text = variant_rows.first.inner_text()
+    assert "speed only; check accuracy on your data" in text and "3.1x the fp32 torch-eager throughput" in text
+    assert "pruned-50" not in page.inner_text("#recommend-result table")
+    page.screenshot(path=str(screenshots / "10-recommend-variants.png"), full_page=True)
     assert page.errors == []

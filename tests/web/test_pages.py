@@ -14,7 +14,7 @@ ROW_KEYS = {"name", "description", "tasks", "precisions", "needs", "available", 
 
 def test_every_page_module_is_listed_with_its_opening_comment() -> None:
     rows = {row["name"]: row for row in web.pages()}
-    assert set(rows) == {"fleet", "machine", "compare", "recommend", "plan", "serving", "jobs", "catalog"}
+    assert set(rows) == {"fleet", "machine", "compare", "runtimes", "recommend", "plan", "serving", "jobs", "catalog"}
     for row in rows.values():
         assert set(row) == ROW_KEYS and row["available"] and row["description"]
     assert rows["jobs"]["description"].startswith("Jobs: schedule a suite")

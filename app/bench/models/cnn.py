@@ -64,6 +64,55 @@ class ResNet50(nn.Module):
         return self.fc(torch.flatten(self.pool(self.stages(self.stem(x))), 1))
 
 
+# ----------------------------------------------------------------------------- ResNet-18
+
+
+class BasicBlockV1(nn.Module):
+    """torchvision's BasicBlock: two 3x3 convolutions, a 1x1 projection where the shape changes."""
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample: nn.Module | None = None
+        if stride != 1 or inplanes != planes:
+            self.downsample = nn.Sequential(
+                nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes)
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(self.bn2(self.conv2(out)) + identity)
+
+
+class ResNet18(nn.Module):
+    """ResNet-18 (He et al. 2016), torchvision's layout: the usual distillation student of ResNet-50."""
+
+    def __init__(self, classes: int = IMAGENET_CLASSES) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False),
+            nn.BatchNorm2d(64),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(3, stride=2, padding=1),
+        )
+        stages: list[nn.Module] = []
+        inplanes = 64
+        for planes, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            stages.append(nn.Sequential(BasicBlockV1(inplanes, planes, stride), BasicBlockV1(planes, planes)))
+            inplanes = planes
+        self.stages = nn.Sequential(*stages)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.flatten(self.pool(self.stages(self.stem(x))), 1))
+
+
 # ----------------------------------------------------------------------------- ResNet-56 (CIFAR)
 
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from app.bench.config import BenchConfig
 from app.bench.measure import TimerFn
+from app.bench.variants.base import MODEL_KINDS, Variant, VariantKind
 from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec
 from app.registry import PluginInfo, Registry
@@ -24,9 +25,12 @@ from app.registry import PluginInfo, Registry
 class RuntimeInfo(PluginInfo):
     devices: tuple[str, ...] = ("cpu", "cuda")
     """The device kinds it runs on."""
+    variant_kinds: tuple[VariantKind, ...] = MODEL_KINDS
+    """The kinds of model variant it measures: pruned and low-rank models by default (they are torch
+    models, and so is their ONNX export); quantisation where the runtime quantises."""
 
     def details(self) -> dict[str, Any]:
-        return {"devices": list(self.devices)}
+        return {"devices": list(self.devices), "variant_kinds": [kind.value for kind in self.variant_kinds]}
 
 
 @dataclass
@@ -66,6 +70,14 @@ class Runtime(ABC):
     @abstractmethod
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
         """Why this config cannot run here (task, precision, device), or None."""
+
+    def variant_unsupported(self, variant: Variant, config: BenchConfig) -> str | None:
+        """Why this runtime does not measure the config's variant, or None."""
+        if variant.info.kind in self.info.variant_kinds:
+            return None
+        takes = ", ".join(kind.value for kind in self.info.variant_kinds) or "none"
+        kind = variant.info.kind.value
+        return f"{self.info.name} does not measure {kind} variants ({variant.info.name}); it takes: {takes}"
 
     @abstractmethod
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:

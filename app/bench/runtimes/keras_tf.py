@@ -15,11 +15,35 @@ from typing import Any
 from app.bench.config import BenchConfig
 from app.bench.needs import KERAS, TENSORFLOW
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
+from app.bench.variants.base import Variant, VariantKind
 from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
 
-KERAS_WORKLOADS = ("resnet50", "mobilenet_v2", "bert_base", "bert_base_squad", "bert_large_squad", "lstm")
+KERAS_WORKLOADS = (
+    "resnet50",
+    "resnet18",
+    "mobilenet_v2",
+    "bert_base",
+    "bert_base_squad",
+    "bert_large_squad",
+    "distilbert",
+    "lstm",
+)
 """The workloads with a Keras definition (= keras_models.KERAS_WORKLOADS, which imports TensorFlow)."""
+KERAS_UNPRUNABLE = ("mobilenet_v2",)
+"""Keras definitions that cannot be built pruned: MobileNetV2 is keras.applications', at fixed widths."""
+
+
+def keras_variant_unsupported(runtime: str, variant: Variant, config: BenchConfig) -> str | None:
+    """Which model variants the Keras definitions are built in: pruned ones, at the torch surgery's widths."""
+    if variant.changes_model and variant.keras_pruning() is None:
+        return (
+            f"{runtime} runs Keras definitions, which are not built in variant {variant.info.name} "
+            "(only pruned ones are); the torch and ONNX runtimes measure it"
+        )
+    if variant.changes_model and config.workload in KERAS_UNPRUNABLE:
+        return f"{config.workload}'s Keras definition is keras.applications', which cannot be built pruned"
+    return None
 
 
 def keras_workload_unsupported(runtime: str, config: BenchConfig, machine: MachineSpec) -> str | None:
@@ -42,6 +66,7 @@ class KerasEager(Runtime):
         precisions=("fp32",),
         needs=(TENSORFLOW, KERAS),
         devices=("cpu",),
+        variant_kinds=(VariantKind.pruning,),
     )
 
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
@@ -56,6 +81,11 @@ class KerasEager(Runtime):
                 "(bf16: torch-eager or openvino; int8 and fp16 weights: litert)"
             )
         return thread_conflict(config.threads)
+
+    def variant_unsupported(self, variant: Variant, config: BenchConfig) -> str | None:
+        return super().variant_unsupported(variant, config) or keras_variant_unsupported(
+            self.info.name, variant, config
+        )
 
     def wrap(self, step: Callable[[], Any]) -> Callable[[], Any]:
         return step
@@ -113,6 +143,7 @@ class KerasXla(KerasEager):
         precisions=KerasEager.info.precisions,
         needs=KerasEager.info.needs,
         devices=KerasEager.info.devices,
+        variant_kinds=KerasEager.info.variant_kinds,
     )
 
     def wrap(self, step: Callable[[], Any]) -> Callable[[], Any]:

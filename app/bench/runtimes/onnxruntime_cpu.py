@@ -1,11 +1,13 @@
-"""ONNX Runtime on the CPU: the exported model, fp32, and int8 by dynamic quantization."""
+"""ONNX Runtime on the CPU: the exported model, fp32, and int8 by dynamic quantization (static, QDQ,
+in the int8-static variant); pruned and low-rank variants are their own exports."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from app.bench.config import BenchConfig
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
+from app.bench.variants.base import MODEL_KINDS, VariantKind
 from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
 from app.registry import Need
@@ -17,11 +19,12 @@ ONNXRUNTIME = Need("onnxruntime", "onnxruntime", alternatives=("onnxruntime-gpu"
 class OnnxRuntime(Runtime):
     info = RuntimeInfo(
         name="onnxruntime-cpu",
-        description="ONNX Runtime, CPU execution provider; int8 by dynamic quantization",
+        description="ONNX Runtime, CPU execution provider; int8 by dynamic quantization (int8-static: QDQ)",
         tasks=(Task.infer.value,),
         precisions=("fp32", "int8"),
         needs=(ONNXRUNTIME, Need("onnx", "onnx")),
         devices=("cpu",),
+        variant_kinds=(*MODEL_KINDS, VariantKind.quantisation),
     )
     provider: ClassVar[str] = "CPUExecutionProvider"
 
@@ -67,14 +70,21 @@ class OnnxRuntime(Runtime):
         options.log_severity_level = 3
         return options
 
+    def providers(self, config: BenchConfig) -> list[Any]:
+        """What the session is given: the provider, with its options where it takes any."""
+        return [self.provider]
+
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
         import onnxruntime
 
         from app.bench.onnx_export import model_path
 
-        path = model_path(workload, size, int8=config.precision is Precision.int8)
+        quantised: Literal["dynamic", "static"] | None = None
+        if config.precision is Precision.int8:
+            quantised = "static" if config.variant == "int8-static" else "dynamic"
+        path = model_path(workload, size, quantised=quantised)
         session = onnxruntime.InferenceSession(
-            str(path), sess_options=self.session_options(config), providers=[self.provider]
+            str(path), sess_options=self.session_options(config), providers=self.providers(config)
         )
         feed = {
             name: x.numpy()

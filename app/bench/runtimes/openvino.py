@@ -2,35 +2,52 @@
 
 fp32 runs with the f32 inference-precision hint, bf16 with the bf16 hint where the CPU has bf16
 instructions (OpenVINO would otherwise run f32 silently: a precision is never substituted here).
-int8 needs NNCF's post-training quantisation, which this runtime does not do yet.
+int8 is the int8-static variant: NNCF's post-training quantisation of the model (weights and
+activations, calibrated on random inputs), saved as OpenVINO IR and cached beside the ONNX exports.
+OpenVINO has no dynamic quantisation of a float model, so int8 without that variant says so.
+Pruned and low-rank variants are their own ONNX exports.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
+import tempfile
+from pathlib import Path
 from typing import Any, ClassVar
 
+from app.bench.cache import cache_root
 from app.bench.config import BenchConfig
 from app.bench.precision import cpu_unsupported
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
+from app.bench.variants.base import MODEL_KINDS, VariantKind
 from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
 from app.registry import Need
 
-OPENVINO = Need("openvino", "openvino", install="pip install 'openvino==2026.4.*', or ./scripts/setup on Linux x86-64")
+OPENVINO_INSTALL = "pip install 'openvino==2026.4.*' 'nncf==3.4.*', or ./scripts/setup on Linux x86-64"
+OPENVINO = Need("openvino", "openvino", install=OPENVINO_INSTALL)
+NNCF = Need("nncf", "nncf", install=OPENVINO_INSTALL)
 
-INFERENCE_PRECISION = {Precision.fp32: "f32", Precision.bf16: "bf16"}
-"""OpenVINO's inference-precision hint for each precision it is measured in."""
+INFERENCE_PRECISION = {Precision.fp32: "f32", Precision.bf16: "bf16", Precision.int8: "f32"}
+"""OpenVINO's inference-precision hint for each precision it is measured in (an int8 model's
+quantised operators run in int8 whatever the hint; the rest stay f32, never bf16 behind its back)."""
 
 
 @runtimes.register
 class OpenVino(Runtime):
     info = RuntimeInfo(
         name="openvino",
-        description="OpenVINO CPU plug-in on the ONNX export; latency hint, one synchronous request; fp32, bf16",
+        description=(
+            "OpenVINO CPU plug-in on the ONNX export; latency hint, one synchronous request; fp32, bf16, "
+            "int8 (the int8-static variant: NNCF)"
+        ),
         tasks=(Task.infer.value,),
         precisions=tuple(p.value for p in INFERENCE_PRECISION),
         needs=(OPENVINO, Need("onnx", "onnx")),
         devices=("cpu",),
+        variant_kinds=(*MODEL_KINDS, VariantKind.quantisation),
     )
     device: ClassVar[str] = "CPU"
 
@@ -55,9 +72,13 @@ class OpenVino(Runtime):
         if machine.device(config.device) is None:
             return f"this machine has no device {config.device}"
         if config.precision is Precision.int8:
-            return (
-                "int8 needs nncf: pip install nncf (NNCF post-training quantisation, not built into this runtime yet)"
-            )
+            if config.variant != "int8-static":
+                return (
+                    "OpenVINO's int8 is static post-training quantisation (NNCF): ask variant int8-static "
+                    "(int8 without a variant is dynamic quantisation, which OpenVINO does not do to a float model)"
+                )
+            if NNCF.missing():
+                return f"int8-static needs nncf ({NNCF.install_command})"
         if config.precision is Precision.tf32:
             return cpu_unsupported(Precision.tf32, machine.cpu)
         if config.precision is Precision.fp16:
@@ -93,7 +114,10 @@ class OpenVino(Runtime):
         from app.bench.onnx_export import model_path
 
         core = openvino.Core()
-        model = core.read_model(str(model_path(workload, size)))
+        if config.precision is Precision.int8:
+            model = core.read_model(str(quantised_path(workload, size)))
+        else:
+            model = core.read_model(str(model_path(workload, size)))
         inputs = {
             name: x.numpy()
             for name, x in zip(workload.info.input_names, workload.inputs(config.batch_size, size), strict=True)
@@ -105,3 +129,31 @@ class OpenVino(Runtime):
         for name, array in inputs.items():
             request.set_tensor(name, openvino.Tensor(array))
         return Prepared(step=lambda: request.infer(share_outputs=True))
+
+
+def quantised_path(workload: Workload, size: Size) -> Path:
+    """The workload's model quantised by NNCF (OpenVINO IR: an .xml and its .bin), made on first use
+    from the ONNX export and the same calibration inputs ONNX Runtime's static quantisation uses."""
+    import openvino
+
+    from app.bench.onnx_export import OPSET, calibration_feeds, model_path
+
+    version = openvino.get_version().split("-")[0].replace("+", "_")
+    suffix = "-tiny" if size == "tiny" else ""
+    path = cache_root() / "openvino" / f"{workload.cache_name}-opset{OPSET}-ov{version}{suffix}-int8-static.xml"
+    if path.is_file() and path.with_suffix(".bin").is_file():
+        return path
+    import nncf
+
+    nncf.set_log_level(logging.WARNING)
+    source = model_path(workload, size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    feeds = calibration_feeds(workload, size)
+    with contextlib.redirect_stdout(io.StringIO()):  # its progress bars, drawn in the middle of a bench run
+        quantised = nncf.quantize(openvino.Core().read_model(str(source)), nncf.Dataset(feeds), subset_size=len(feeds))
+    with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
+        made = Path(scratch) / "model.xml"
+        openvino.save_model(quantised, str(made))
+        made.with_suffix(".bin").replace(path.with_suffix(".bin"))  # the weights first: the .xml says it is done
+        made.replace(path)
+    return path

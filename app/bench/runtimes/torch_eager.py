@@ -52,7 +52,10 @@ class TorchEager(Runtime):
         from app.bench.torch_support import precision_unsupported
 
         if config.precision is Precision.int8:
-            return "int8 models run through ONNX Runtime's quantization here (runtime onnxruntime-cpu)"
+            return (
+                "int8 models run in the graph runtimes here: ONNX Runtime's quantization (runtime onnxruntime-cpu), "
+                "openvino and litert"
+            )
         return precision_unsupported(config, machine)
 
     def wrap(self, model: torch.nn.Module) -> torch.nn.Module:

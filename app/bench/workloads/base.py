@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
+    from app.bench.variants.base import Variant
+
 Size = Literal["standard", "tiny"]
 SEED = 20261122
 ALL_TASKS = (Task.infer.value, Task.train.value)
@@ -37,17 +39,35 @@ class WorkloadInfo(PluginInfo):
     flops_per_sample: int
     default_batch_sizes: tuple[int, ...] = (1, 8, 32)
     input_names: tuple[str, ...] = ("input",)
+    student_of: str | None = None
+    """The workload this one is the usual distillation student of (resnet18 of resnet50): a smaller
+    architecture people train to imitate the larger one. Its own workload, not a variant."""
 
     def details(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "parameters": self.parameters,
             "flops_per_sample": self.flops_per_sample,
             "default_batch_sizes": list(self.default_batch_sizes),
         }
+        if self.student_of:
+            found["student_of"] = self.student_of
+        return found
 
 
 class Workload(ABC):
     info: ClassVar[WorkloadInfo]
+
+    def __init__(self, variant: Variant | None = None) -> None:
+        self.variant = variant
+        """The model variant ``make`` builds (app/bench/variants); None: the original model."""
+
+    @property
+    def cache_name(self) -> str:
+        """What files made of this model are cached under: the workload's name, and the variant's
+        where it changes the model (a quantisation variant is made from the original's files)."""
+        if self.variant is not None and self.variant.changes_model:
+            return f"{self.info.name}-{self.variant.info.name}"
+        return self.info.name
 
     @abstractmethod
     def build(self) -> nn.Module:
@@ -67,11 +87,12 @@ class Workload(ABC):
         return nn.functional.cross_entropy(output, target)
 
     def make(self, size: Size = "standard") -> nn.Module:
-        """The model, seeded; at tiny size (the tests') the one ``build_tiny`` makes."""
+        """The model, seeded; at tiny size (the tests') the one ``build_tiny`` makes; in the variant."""
         import torch
 
         torch.manual_seed(SEED)
-        return self.build_tiny() if size == "tiny" else self.build()
+        model = self.build_tiny() if size == "tiny" else self.build()
+        return self.variant.transform(model) if self.variant is not None else model
 
     def build_tiny(self) -> nn.Module:
         """The model the tests run at tiny size: the standard one, unless that takes more than a few

@@ -26,6 +26,8 @@ class Config:
     batch_size: int
     threads: int | None
     source: str = LAB
+    variant: str | None = None
+    """The model variant (app/bench/variants); None is the original model."""
 
 
 @dataclass(slots=True)
@@ -35,6 +37,10 @@ class Evidence:
     points: list[Point]
     workload: str = ""
     task: Task = Task.infer
+    variant: str | None = None
+    """The model variant all these points measured (None: the original). The profiles are the
+    original models', so a variant is never modelled from one: only measured, interpolated along its
+    own curve, or transferred from other parts that measured it."""
     # A prediction depends only on the config and the target's part: a fleet of many machines with
     # the same GPU shares one (the leave-one-out behind its band is the costly step).
     predictions: dict[tuple[Config, str, DeviceKind], Guess | None] = field(default_factory=dict)
@@ -45,6 +51,8 @@ class Evidence:
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
     corrections: dict[tuple[str, Precision, DeviceKind], tuple[float, list[str]] | None] = field(default_factory=dict)
     """The lab's measured / modelled ratio per runtime, precision and kind (app/recommender/estimators/modelled.py)."""
+    stacks: dict[str, Any] = field(default_factory=dict)
+    """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""
 
     def __post_init__(self) -> None:
         owners: dict[str, tuple[str, ...]] = {}

@@ -45,7 +45,7 @@ class Modelled(Estimator):
 
     @staticmethod
     def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
-        if hardware.spec is None or not evidence.workload:
+        if hardware.spec is None or not evidence.workload or evidence.variant is not None:
             return None
         key = (config, "model:" + hardware.spec.id, hardware.ref.kind)
         if key not in evidence.predictions:
@@ -55,7 +55,7 @@ class Modelled(Estimator):
     @staticmethod
     def prepare(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> None:
         """Model every pair in one array evaluation (app/perfmodel/predict.py ``prime``)."""
-        if evidence.workload:
+        if evidence.workload and evidence.variant is None:
             asks = (_ask(h, c, evidence) for h, c in pairs if h.spec is not None and _why_not(h, c, evidence) is None)
             prime(evidence.workload, evidence.task, asks)
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
-from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus, Task
+from app.contracts import DeviceKind, Page, Precision, ResultRead, ResultStatus, Task, VariantName
 from app.db import results
 from app.db.results import ResultFilter
 from app.server.deps import DatabaseDep, Reader
@@ -28,6 +28,9 @@ def result_filter(
     device_kind: DeviceKind | None = None,
     batch_size: Annotated[int | None, Query(ge=1, le=100_000_000)] = None,
     status: ResultStatus | None = None,
+    variant: Annotated[
+        VariantName | None, Query(description="A model variant (pruned-50); 'none': the original model's results only.")
+    ] = None,
 ) -> ResultFilter:
     return ResultFilter(
         machine_id=machine_id,
@@ -39,6 +42,7 @@ def result_filter(
         device_kind=device_kind,
         batch_size=batch_size,
         status=status,
+        variant=variant,
     )
 
 

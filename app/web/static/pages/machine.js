@@ -174,7 +174,8 @@ async function resultsTable(machineId, params, registry, heading) {
     const rows = results.items.map((r) => {
       const [value, unit] = rate(r);
       return h("tr", {},
-        td(workloadOf(r)), td(r.runtime), td(r.device), td(r.precision), td(r.batch_size, true), td(r.threads ?? "–", true),
+        td(r.variant ? h("span", { title: "a model variant: speed only; check accuracy on your data" }, workloadOf(r) + " " + r.variant) : workloadOf(r)),
+        td(r.runtime), td(r.device), td(r.precision), td(r.batch_size, true), td(r.threads ?? "–", true),
         td(r.status === "ok" ? "" : h("span", { class: "error", text: r.status }), false),
         td(h("span", { class: "rate" }, fmt(value), unit ? h("span", { class: "muted small", text: " " + unit }) : null), true),
         td(fmt(r.latency_p99_ms, 2), true), td(fmt(r.mean_power_w), true), td(r.power_source));

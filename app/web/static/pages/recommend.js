@@ -28,16 +28,19 @@ function specFromForm(form) {
   const number = (name) => (data.get(name) === "" || data.get(name) === null ? null : Number(data.get(name)));
   const precisions = data.getAll("precision");
   const runtimes = String(data.get("runtimes") || "").split(",").map((s) => s.trim()).filter(Boolean);
+  const variants = data.getAll("variant");
   const constraints = {
     power_budget_w: number("power_budget_w"), system_power_budget_w: number("system_power_budget_w"),
     device_count: number("device_count") || 1, latency_p99_slo_ms: number("latency_p99_slo_ms"),
     min_throughput_samples_per_s: number("min_throughput_samples_per_s"), max_price_usd: number("max_price_usd"),
     precisions: precisions.length ? precisions : null, runtimes: runtimes.length ? runtimes : null,
+    variants: variants.length ? variants : null,
   };
   for (const k of Object.keys(constraints)) if (constraints[k] === null) delete constraints[k];
   const spec = { workload: data.get("workload"), task: data.get("task"), objective: data.get("objective"),
     scope: data.get("scope"), constraints, limit: 50 };
   if (number("batch_size")) spec.batch_size = number("batch_size");
+  if (data.get("allow_variants")) spec.allow_variants = true;
   return spec;
 }
 
@@ -62,7 +65,26 @@ function recommendForm(spec, registry, zoo) {
       h("label", {}, "runtimes", h("input", { name: "runtimes", placeholder: "any (comma-separated)", value: (c.runtimes || []).join(", ") })),
       h("label", {}, h("input", { type: "radio", name: "scope", value: "owned", checked: spec.scope !== "catalog" }), "machines we own"),
       h("label", {}, h("input", { type: "radio", name: "scope", value: "catalog", checked: spec.scope === "catalog" }), "also catalog hardware"),
-      h("button", { type: "submit", id: "recommend-submit" }, "Recommend")));
+      h("button", { type: "submit", id: "recommend-submit" }, "Recommend")),
+    variantFields(spec, registry));
+}
+
+/** Allow or exclude model variants (pruned, int8-static, low-rank): off unless asked, and named when on. */
+function variantFields(spec, registry) {
+  const chosen = spec.constraints?.variants || [];
+  const rows = registry.families.variant || [];
+  return h("div", { class: "row", id: "variant-fields" },
+    h("label", { title: "A variant is an optimised form of the model; its figures are speed only: check accuracy on your data" },
+      h("input", { type: "checkbox", name: "allow_variants", value: "1", checked: Boolean(spec.allow_variants) }), "offer model variants (speed only)"),
+    h("span", { class: "muted", text: "only:" }),
+    rows.map((row) => h("label", { title: row.description },
+      h("input", { type: "checkbox", name: "variant", value: row.name, checked: chosen.includes(row.name) }), row.name)));
+}
+
+/** The variant of a candidate with its caveat; the original model says so plainly. */
+function variantCell(c) {
+  if (!c.variant) return h("span", { class: "muted", text: "original" });
+  return h("span", { class: "variant", title: c.caveat }, c.variant, h("div", { class: "muted small", text: c.caveat }));
 }
 
 /** The cost per million samples with how its price is known: a release price says so, no price says so. */
@@ -80,13 +102,13 @@ async function showRecommendation(out, spec) {
   const where = (c) => (c.hardware.owned ? `${c.hardware.machine_name} ${c.hardware.device}` : "catalog");
   const rows = answer.candidates.map((c) => h("tr", { class: "candidate" },
     td(c.rank, true), td(h("span", {}, c.hardware.name, h("div", { class: "explain", text: c.estimate.explanation }))), td(where(c)),
-    td(c.runtime), td(c.precision), td(c.batch_size, true), td(c.threads ?? "–", true),
+    td(c.runtime), td(c.precision), td(variantCell(c)), td(c.batch_size, true), td(c.threads ?? "–", true),
     td(estimateCell(c.estimate), true), td(fmt(c.estimate.latency_p99_ms, 2), true),
     td(h("span", {}, fmt(c.estimate.power_w, 0), h("span", { class: "muted small", text: c.estimate.power_basis && c.estimate.power_basis !== "measured" ? " " + c.estimate.power_basis : "" })), true),
     td(fmt(c.throughput_per_w, 2), true), td(costCell(c), true),
     td(h("span", {}, badge(c.estimate.kind), " ", c.pareto ? badge("pareto") : null)), td(h("span", { class: "small", text: c.estimate.source }))));
   const rejected = answer.rejected.slice(0, 100).map((r) => h("tr", {},
-    td(r.hardware.name), td(r.hardware.owned ? r.hardware.machine_name : "catalog"), td(`${r.runtime} ${r.precision} b${r.batch_size}`),
+    td(r.hardware.name), td(r.hardware.owned ? r.hardware.machine_name : "catalog"), td(`${r.runtime} ${r.precision}${r.variant ? " " + r.variant : ""} b${r.batch_size}`),
     td(badge(r.estimate.kind)), td(r.reasons.map((reason) => reason.text).join("; "))));
   const { box, canvas } = chartBox("Throughput vs power per device (error bars: the estimate's band; line: Pareto front)", true);
   box.id = "chart-pareto";
@@ -96,7 +118,7 @@ async function showRecommendation(out, spec) {
     h("div", { class: answer.notes.length ? "card" : null, id: "notes" }, answer.notes.map((n) => h("p", { class: "muted small", text: n }))),
     box,
     h("div", { class: "card" }, h("h2", { text: `Ranked (${answer.candidates.length})` }),
-      answer.candidates.length ? table([{ label: "#", num: 1 }, "hardware", "where", "runtime", "precision", { label: "batch", num: 1 }, { label: "threads", num: 1 },
+      answer.candidates.length ? table([{ label: "#", num: 1 }, "hardware", "where", "runtime", "precision", "variant", { label: "batch", num: 1 }, { label: "threads", num: 1 },
         { label: "samples/s", num: 1 }, { label: "p99 ms", num: 1 }, { label: "W", num: 1 }, { label: "per W", num: 1 }, { label: "$ / M", num: 1 }, "estimate", "source"], rows)
         : h("p", { class: "muted", text: "No candidate meets the constraints; see the rejected below." })),
     h("div", { class: "card", id: "rejected" }, h("h2", { text: `Rejected (${answer.rejected.length})` }),
