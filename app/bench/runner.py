@@ -24,6 +24,7 @@ from app.bench.energy import EnergyReading, Metered, PeakRss, Sampler, meter_for
 from app.bench.measure import Timing, measure, timed
 from app.bench.primitives import primitives
 from app.bench.runtimes import runtimes
+from app.bench.runtimes.base import Runtime
 from app.bench.suites import Suite
 from app.bench.variants import variants, workload_for
 from app.bench.workloads import Size, workloads
@@ -83,11 +84,16 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec, *, nodes: int 
     if reason := workload_unsupported(config):
         return reason
     runtime = runtimes.get(config.runtime)()
-    reason = runtime.unavailable() or runtime.unsupported(config, machine)
-    if reason:
+    if reason := runtime.unavailable():
         return reason
     if config.task is not None and config.task.value not in runtime.info.tasks:
         return f"{config.runtime} runs {', '.join(runtime.info.tasks)}, not {config.task.value}"
+    # what the variant rules out holds everywhere; a runtime's own reasons may be this process's
+    # (TensorFlow's thread pools, fixed once), so they come last
+    return variant_unsupported(config, runtime) or runtime.unsupported(config, machine)
+
+
+def variant_unsupported(config: BenchConfig, runtime: Runtime) -> str | None:
     if config.variant is None:
         return None
     if config.variant not in variants:

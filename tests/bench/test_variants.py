@@ -165,7 +165,7 @@ def test_onnxruntime_static_int8_is_qdq_and_close_to_fp32() -> None:
         ),
         (
             BenchConfig("resnet20", Task.infer, "torch-eager", "cpu", Precision.int8, 1, variant="int8-static"),
-            "graph runtimes",
+            "does not measure quantisation variants",
         ),
         (
             BenchConfig("gnmt", Task.infer, "torch-eager", "cpu", Precision.fp32, 1, variant="pruned-50"),
