@@ -224,6 +224,8 @@ def main() -> None:
         f"{bar} preset {bar} task {bar} prec {bar} batch {bar} context {bar} measured ms {bar} held-out ms "
         f"{bar} error {bar} one factor {bar} model alone {bar} roofline {bar}"
     )
+    if args.markdown:
+        print("|---" * 11 + "|")
     errors: dict[str, dict[Task, list[float]]] = {
         name: defaultdict(list) for name in ("held-out", "factor", "model", "roofline")
     }
@@ -247,6 +249,8 @@ def main() -> None:
         f"{bar} task {bar} cases {bar} held-out median {bar} held-out mean {bar} one factor {bar} model alone "
         f"{bar} roofline {bar}"
     )
+    if args.markdown:
+        print("|---" * 7 + "|")
     for task in TASKS:
         held = errors["held-out"][task]
         print(

@@ -84,13 +84,13 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec, *, nodes: int 
     if reason := workload_unsupported(config):
         return reason
     runtime = runtimes.get(config.runtime)()
-    if reason := runtime.unavailable():
+    # what the variant rules out holds everywhere; a runtime's own reasons may be this process's
+    # (TensorFlow's thread pools, fixed once), so they come after it
+    if reason := runtime.unavailable() or variant_unsupported(config, runtime) or runtime.unsupported(config, machine):
         return reason
     if config.task is not None and config.task.value not in runtime.info.tasks:
         return f"{config.runtime} runs {', '.join(runtime.info.tasks)}, not {config.task.value}"
-    # what the variant rules out holds everywhere; a runtime's own reasons may be this process's
-    # (TensorFlow's thread pools, fixed once), so they come last
-    return variant_unsupported(config, runtime) or runtime.unsupported(config, machine)
+    return None
 
 
 def variant_unsupported(config: BenchConfig, runtime: Runtime) -> str | None:

@@ -520,8 +520,8 @@ def assumptions(request: ServingRequest, shape: LlmShape) -> list[str]:
         "tensor parallelism within one system, Megatron-style (heads, MLP and vocabulary split; two all-reduces "
         "of the hidden state per layer over the system's link); copies beyond that serve independent requests",
         "step times: the model's operators at this shape on the catalog's specs (app/perfmodel/generation.py), "
-        f"as a compiled runtime runs them ({RUNTIME}: no per-operator Python), with the lab's LLM factor for "
-        "the kind of device where it measured one; the band says which",
+        f"as a compiled runtime runs them ({RUNTIME}: no per-operator Python), calibrated by the lab's own "
+        "prefill and decode runs on the kind of device where it measured some (docs/ACCURACY.md); the band says which",
         "a copy alternates one prefill per request with decode steps of its batch (no chunked prefill, no "
         "speculative decoding, no prefix cache); TTFT is one prefill without queueing",
         f"ownership period {c.period_years:g} years, running {c.utilisation:.0%} of it; electricity "

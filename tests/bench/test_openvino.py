@@ -116,3 +116,22 @@ def test_version_is_reported() -> None:
     assert version and openvino.__version__.startswith(version)
     assert runtime.software()["openvino"] == runtime.version()
     assert "openvino.build" in runtime.software()
+
+
+@pytest.mark.parametrize(("batch", "optimal", "requests"), [(1, 4, 1), (4, 4, 4), (6, 4, 3), (8, 2, 2), (7, 4, 1)])
+def test_the_throughput_hint_splits_the_batch_into_equal_requests(batch: int, optimal: int, requests: int) -> None:
+    from app.bench.runtimes.openvino_throughput import requests_for
+
+    assert requests_for(batch, optimal) == requests
+
+
+def test_the_throughput_hint_runs_the_batch_as_requests_in_flight() -> None:
+    """The batch of 4 split over the plug-in's requests: the step's samples are the whole batch's,
+    and every request's output is there to take."""
+    config = BenchConfig("resnet50", Task.infer, "openvino-throughput", "cpu", Precision.fp32, 4, 2)
+    result = run_config(config, machine(), TINY, size="tiny")
+    assert result.status is ResultStatus.ok, result.reason
+    assert result.runtime == "openvino-throughput" and result.iterations == 2
+    assert result.throughput_samples_per_s == pytest.approx(4 / (result.latency_p50_ms / 1000))  # type: ignore[operator]
+    compiled = runtimes.get("openvino-throughput")().compile_config(config)
+    assert compiled["PERFORMANCE_HINT"] == "THROUGHPUT" and compiled["INFERENCE_NUM_THREADS"] == 2

@@ -111,24 +111,31 @@ class OpenVino(Runtime):
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
         import openvino
 
-        from app.bench.onnx_export import model_path
-
-        core = openvino.Core()
-        if config.precision is Precision.int8:
-            model = core.read_model(str(quantised_path(workload, size)))
-        else:
-            model = core.read_model(str(model_path(workload, size)))
-        inputs = {
-            name: x.numpy()
-            for name, x in zip(workload.info.input_names, workload.inputs(config.batch_size, size), strict=True)
-        }
-        # The export's batch (and sequence) axes are dynamic; a static shape lets the plug-in plan for it.
-        model.reshape({name: openvino.PartialShape(list(array.shape)) for name, array in inputs.items()})
-        compiled = core.compile_model(model, self.device, self.compile_config(config))
+        compiled, inputs = compiled_model(self, config, workload, size, config.batch_size)
         request = compiled.create_infer_request()
         for name, array in inputs.items():
             request.set_tensor(name, openvino.Tensor(array))
         return Prepared(step=lambda: request.infer(share_outputs=True))
+
+
+def compiled_model(
+    runtime: OpenVino, config: BenchConfig, workload: Workload, size: Size, batch: int
+) -> tuple[Any, dict[str, Any]]:
+    """The config's model (the ONNX export, or NNCF's int8) compiled with the runtime's properties at a
+    static ``batch``, and one batch of inputs for it (numpy arrays by input name)."""
+    import openvino
+
+    from app.bench.onnx_export import model_path
+
+    core = openvino.Core()
+    if config.precision is Precision.int8:
+        model = core.read_model(str(quantised_path(workload, size)))
+    else:
+        model = core.read_model(str(model_path(workload, size)))
+    inputs = {name: x.numpy() for name, x in zip(workload.info.input_names, workload.inputs(batch, size), strict=True)}
+    # The export's batch (and sequence) axes are dynamic; a static shape lets the plug-in plan for it.
+    model.reshape({name: openvino.PartialShape(list(array.shape)) for name, array in inputs.items()})
+    return core.compile_model(model, runtime.device, runtime.compile_config(config)), inputs
 
 
 def quantised_path(workload: Workload, size: Size) -> Path:
