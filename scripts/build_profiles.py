@@ -35,12 +35,12 @@ PROFILER_SOURCES = (profiling, operators, profile)
 
 
 def combinations(workload: Workload) -> list[tuple[Task, Precision]]:
-    """Every task x precision the workload declares; int8 is inference only."""
+    """Every task x precision the workload declares that has a profile (app.perfmodel.profile.profiled)."""
     return [
         (Task(task), Precision(precision))
         for task in workload.info.tasks
         for precision in workload.info.precisions
-        if not (Precision(precision) is Precision.int8 and Task(task) is Task.train)
+        if profile.profiled(Task(task), Precision(precision))
     ]
 
 

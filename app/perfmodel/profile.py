@@ -106,6 +106,13 @@ class ProfileSet(BaseModel):
     profiles: list[Profile]
 
 
+def profiled(task: Task, precision: Precision) -> bool:
+    """Whether a workload's task and precision has a profile: int8 only for inference, where it is a
+    quantised graph (ONNX Runtime, OpenVINO, LiteRT); int8 training does not exist, and a language
+    model's int8 is llama.cpp's weight-only Q8_0, measured in the lab, not modelled."""
+    return precision is not Precision.int8 or task is Task.infer
+
+
 def key(workload: str, task: Task, precision: Precision) -> tuple[str, Task, Precision]:
     return (workload, task, precision)
 

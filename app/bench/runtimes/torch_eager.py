@@ -52,6 +52,8 @@ class TorchEager(Runtime):
         from app.bench.torch_support import precision_unsupported
 
         if config.precision is Precision.int8:
+            if config.task in (Task.prefill, Task.decode):
+                return "a language model's int8 is llama.cpp's weight-only Q8_0 here: runtime llama-cpp"
             return (
                 "int8 models run in the graph runtimes here: ONNX Runtime's quantization (runtime onnxruntime-cpu), "
                 "openvino and litert"

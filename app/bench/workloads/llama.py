@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from torch import nn
 
 LLM_TASKS = (Task.prefill.value, Task.decode.value, Task.train.value)
-LLM_PRECISIONS = (Precision.fp32.value, Precision.bf16.value, Precision.fp16.value)
+LLM_PRECISIONS = (Precision.fp32.value, Precision.bf16.value, Precision.fp16.value, Precision.int8.value)
+"""int8 is weight-only (llama.cpp's Q8_0, runtime llama-cpp): measured, not modelled (no profile)."""
+MODELLED_PRECISIONS = (Precision.fp32.value, Precision.bf16.value, Precision.fp16.value)
 CONTEXT, TINY_CONTEXT = STANDARD_CONTEXT, 16
 TINY_SHAPE = LlmShape(layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128, vocabulary=256)
 """What every preset is at the tests' tiny size: the family's structure, a few thousand weights."""
