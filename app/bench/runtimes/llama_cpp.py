@@ -9,8 +9,9 @@ Prefill and decode of the Llama-style family, one sequence (the binding's ``Llam
   ``context`` and the next step overwrites it, so every timed step is one output token at that context.
 
 No tokeniser runs (token ids go in, as in the torch runtimes) and no sampling: the step ends with the
-logits. fp32, fp16 and bf16 store the linear weights in that type; int8 is llama.cpp's Q8_0, weight-only
-8-bit (the activations stay floating point), which the torch runtimes do not offer. The KV cache is
+logits. fp32, fp16 and bf16 store the linear weights in that type (llama.cpp computes in what the CPU
+offers: F16 weights are widened on a CPU without fp16 arithmetic); int8 is llama.cpp's Q8_0,
+weight-only 8-bit (the activations stay floating point), which the torch runtimes do not offer. The KV cache is
 llama.cpp's default F16. CPU only: this build of the binding is the CPU one (a CUDA build needs
 ``CMAKE_ARGS=-DGGML_CUDA=on`` at install).
 """
