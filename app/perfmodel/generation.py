@@ -28,7 +28,6 @@ runs the shape with heads, kv-heads (replicated below one per device), MLP width
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from app.contracts import LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.device import device
 from app.perfmodel.model import Breakdown, Case, steps
+from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of
 from app.perfmodel.profile import Profile
@@ -101,22 +101,9 @@ def shipped() -> LlmCalibration:
 
 
 def fit_weights(parts: list[list[float]], measured_s: list[float]) -> list[float]:
-    """Non-negative weights w minimising the relative error of sum(w x parts) against each measured
-    step (exactly: every subset of free weights is tried, there are four)."""
+    """Non-negative weights w minimising the relative error of sum(w x parts) against each measured step."""
     a = np.array(parts) / np.array(measured_s)[:, None]
-    b = np.ones(len(measured_s))
-    best, best_residual = np.zeros(a.shape[1]), float(b @ b)
-    for size in range(1, a.shape[1] + 1):
-        for free in itertools.combinations(range(a.shape[1]), size):
-            solution, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
-            if np.any(solution < 0):
-                continue
-            found = np.zeros(a.shape[1])
-            found[list(free)] = solution
-            residual = float(np.sum((a @ found - b) ** 2))
-            if residual < best_residual:
-                best, best_residual = found, residual
-    return [float(w) for w in best]
+    return [float(w) for w in nnls(a, np.ones(len(measured_s)))]
 
 
 @dataclass(frozen=True, slots=True)

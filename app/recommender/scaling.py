@@ -18,7 +18,6 @@ scale, with the wider error band docs/ACCURACY.md measured for one-reference tra
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ import numpy as np
 from app.catalog import CatalogHardware
 from app.contracts import Precision
 from app.perfmodel.device import peak_field
+from app.perfmodel.nnls import nnls
 
 MIN_FIT = 3
 # Root-mean-square error of a transfer from a single reference GPU, every pair of Lambda 2024 GPUs
@@ -78,28 +78,12 @@ class Transfer:
     split: dict[str, float]
 
 
-def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """min ||a x - b|| with x >= 0, exactly, by trying every set of free columns (there are at most 3)."""
-    best, best_residual = np.zeros(a.shape[1]), float(np.sum(b * b))
-    for size in range(1, a.shape[1] + 1):
-        for free in itertools.combinations(range(a.shape[1]), size):
-            solution, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
-            if np.any(solution < 0):
-                continue
-            x = np.zeros(a.shape[1])
-            x[list(free)] = solution
-            residual = float(np.sum((a @ x - b) ** 2))
-            if residual < best_residual:
-                best, best_residual = x, residual
-    return best
-
-
 def _coefficients(references: Sequence[Reference], terms: Sequence[str]) -> tuple[np.ndarray, bool]:
     rows = [features(r.hardware, r.precision) for r in references]
     if len(references) >= MIN_FIT:
         # Row i: predicted time / measured time = 1, i.e. sum_k x_k f_ik * y_i = 1 (relative error).
         a = np.array([[row[t] * r.throughput for t in terms] for row, r in zip(rows, references, strict=True)])
-        return _nnls(a, np.ones(len(references))), True
+        return nnls(a, np.ones(len(references))), True
     # Too few to learn the split: each reference's time taken as half compute, half memory (or all on
     # the one term there is), so x_k = share_k * t_ref / f_k(ref); the references' x are averaged.
     shares = {t: 1.0 for t in terms if t in ("compute", "memory")} or {terms[0]: 1.0}
