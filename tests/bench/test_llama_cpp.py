@@ -55,7 +55,10 @@ def test_prefill_and_decode_are_measured_with_their_tokens(task: Task, precision
     ("config", "words"),
     [
         (BenchConfig("llama_135m", Task.decode, "llama-cpp", "cpu", Precision.fp32, 4, 1, context=16), "batch 1"),
-        (BenchConfig("resnet50", Task.infer, "llama-cpp", "cpu", Precision.fp32, 1, 1), "prefill and decode, not infer"),
+        (
+            BenchConfig("resnet50", Task.infer, "llama-cpp", "cpu", Precision.fp32, 1, 1),
+            "prefill and decode, not infer",
+        ),
         (BenchConfig("llama_135m", Task.train, "llama-cpp", "cpu", Precision.fp32, 1, 1, context=16), "not train"),
         (BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.int8, 1, 1), "runtime llama-cpp"),
     ],
