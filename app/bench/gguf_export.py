@@ -3,12 +3,13 @@
 The Llama-style model (app/bench/models/llama.py) is built as the torch runtimes build it (seeded,
 so every machine writes the same weights) and its tensors are written under llama.cpp's names with
 the shape's hyperparameters (``llama.*`` keys). Linear weights are stored in the config's precision:
-F32, F16, BF16, or Q8_0 for int8 (llama.cpp's weight-only 8-bit: blocks of 32 weights with one
-scale, the activations stay in floating point); norms stay F32, as llama.cpp's converter keeps
-them. A tokeniser is required by the format and never used: generation is fed token ids, so its
-vocabulary is placeholder pieces. The weights are random, so the query and key projections are not
-permuted to llama.cpp's rotary layout (the converter does that to keep a trained model's outputs;
-the work is the same). Files are cached by preset, size and precision beside the ONNX exports.
+F32, F16, BF16, Q8_0 for int8 or Q4_0 for int4 (llama.cpp's weight-only 8 and 4 bits: blocks of 32
+weights with one F16 scale, 34 and 18 bytes a block; the activations stay in floating point); norms
+stay F32, as llama.cpp's converter keeps them. A tokeniser is required by the format and never used:
+generation is fed token ids, so its vocabulary is placeholder pieces. The weights are random, so the
+query and key projections are not permuted to llama.cpp's rotary layout (the converter does that to
+keep a trained model's outputs; the work is the same). Files are cached by preset, size and precision
+beside the ONNX exports.
 """
 
 from __future__ import annotations
@@ -29,11 +30,18 @@ if TYPE_CHECKING:
     from app.bench.workloads.base import Size
     from app.bench.workloads.llama import LlmWorkload
 
-STORED = {Precision.fp32: "F32", Precision.fp16: "F16", Precision.bf16: "BF16", Precision.int8: "Q8_0"}
+STORED = {
+    Precision.fp32: "F32",
+    Precision.fp16: "F16",
+    Precision.bf16: "BF16",
+    Precision.int8: "Q8_0",
+    Precision.int4: "Q4_0",
+}
 """The GGUF type a linear weight is stored in, per precision."""
-FILE_TYPE = {Precision.fp32: 0, Precision.fp16: 1, Precision.int8: 7, Precision.bf16: 32}
-"""llama.cpp's ``general.file_type`` (LLAMA_FTYPE_ALL_F32, MOSTLY_F16, MOSTLY_Q8_0, MOSTLY_BF16)."""
-Q8_BLOCK = 32
+FILE_TYPE = {Precision.fp32: 0, Precision.fp16: 1, Precision.int4: 2, Precision.int8: 7, Precision.bf16: 32}
+"""llama.cpp's ``general.file_type`` (ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0, MOSTLY_BF16)."""
+QUANT_BLOCK = 32
+"""Weights per block of Q8_0 and Q4_0: a row whose length it does not divide stays F32."""
 KV_BYTES = 2
 """llama.cpp's default KV cache type is F16."""
 TRAINED_CONTEXT = 131_072
@@ -101,12 +109,13 @@ def _add(writer: Any, name: str, array: np.ndarray, precision: Precision) -> Non
     import gguf
 
     stored = STORED[precision]
-    if array.ndim == 1 or stored == "F32" or (stored == "Q8_0" and array.shape[-1] % Q8_BLOCK):
+    quantised = stored in ("Q8_0", "Q4_0")
+    if array.ndim == 1 or stored == "F32" or (quantised and array.shape[-1] % QUANT_BLOCK):
         writer.add_tensor(name, array.astype("float32"))
     elif stored == "F16":
         writer.add_tensor(name, array.astype("float16"))
     else:
-        kind = gguf.GGMLQuantizationType.BF16 if stored == "BF16" else gguf.GGMLQuantizationType.Q8_0
+        kind = gguf.GGMLQuantizationType[stored]
         packed = gguf.quants.quantize(array, kind)
         writer.add_tensor(name, packed, raw_shape=packed.shape, raw_dtype=kind)
 

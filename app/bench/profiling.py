@@ -134,6 +134,11 @@ def profile(
     size: Size = "standard",
 ) -> Profile:
     """The workload's profile for one task and precision, solved from steps at two batch sizes."""
+    if precision is Precision.int4:
+        raise InvalidInput(
+            "int4 is a language model's weight-only storage (runtime llama-cpp), measured, not profiled",
+            hint="profile in fp32, tf32, bf16, fp16 or int8",
+        )
     if precision is Precision.int8 and task is not Task.infer:
         raise InvalidInput("int8 is profiled for inference only", hint="profile training in fp32, tf32, bf16 or fp16")
     recorded = {Precision.int8: Precision.bf16, Precision.tf32: Precision.fp32}.get(precision, precision)

@@ -28,7 +28,9 @@ def plan_serving(
     request_rate: Annotated[float | None, typer.Option(min=0.001, help="Requests per second.")] = None,
     ttft_ms: Annotated[float | None, typer.Option(min=0.001, help="Time-to-first-token SLO, ms.")] = None,
     tpot_ms: Annotated[float | None, typer.Option(min=0.001, help="Time-per-output-token SLO, ms.")] = None,
-    precision: Annotated[list[Precision] | None, typer.Option(help="bf16, fp16 or fp32 (repeat).")] = None,
+    precision: Annotated[
+        list[Precision] | None, typer.Option(help="bf16, fp16, fp32, or weight-only int8/int4 (repeat).")
+    ] = None,
     hardware: Annotated[list[str] | None, typer.Option(help="Only this catalog id (repeat).")] = None,
     cpus: Annotated[bool, typer.Option("--cpus", help="Consider the catalog's CPUs too.")] = False,
     objective: Annotated[str, typer.Option(help="cheapest ($/Mtok), fastest (tok/s) or least_energy.")] = "cheapest",

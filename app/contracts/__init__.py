@@ -22,6 +22,7 @@ from app.contracts.catalog import (
 )
 from app.contracts.common import (
     INT32_MAX,
+    MATH_PRECISIONS,
     ORIGINAL,
     SCHEMA_VERSION,
     DeviceId,
@@ -133,6 +134,7 @@ __all__ = [
     "BUILT_IN_SUITES",
     "INT32_MAX",
     "LLM_PRESETS",
+    "MATH_PRECISIONS",
     "ORIGINAL",
     "SCHEMA_VERSION",
     "SERVING_PRECISIONS",

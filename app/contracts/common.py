@@ -88,6 +88,14 @@ class Precision(StrEnum):
     bf16 = "bf16"
     fp16 = "fp16"
     int8 = "int8"
+    int4 = "int4"
+    """Weight-only 4-bit: a language model's linear weights stored in 4 bits with a scale per block,
+    dequantised to 16 bits for the math (llama.cpp's Q4_0; AWQ and GPTQ on GPUs). No model runs its
+    math in 4 bits here: the other workloads, the GEMM primitive and the catalog's peaks have no int4."""
+
+
+MATH_PRECISIONS = tuple(p for p in Precision if p is not Precision.int4)
+"""The precisions math runs in (a catalog peak, a GEMM, a model built in the type): all but int4."""
 
 
 class Task(StrEnum):

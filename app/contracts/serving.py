@@ -18,7 +18,9 @@ from app.contracts.llm import LlmShape
 from app.contracts.plan import CatalogId, Cluster, CostBreakdown, Costs, PlanObjective
 from app.contracts.recommend import Answer, EstimateKind, HardwareRef, Reason
 
-SERVING_PRECISIONS = (Precision.bf16, Precision.fp16, Precision.fp32)
+SERVING_PRECISIONS = (Precision.bf16, Precision.fp16, Precision.fp32, Precision.int8, Precision.int4)
+"""int8 and int4 are weight-only (weights in 8 or 4 bits, math and KV cache in 16 bits: llama.cpp's Q8_0
+and Q4_0, AWQ/GPTQ-style on GPUs)."""
 
 
 class ServingRequest(Strict):
@@ -38,7 +40,12 @@ class ServingRequest(Strict):
     ttft_slo_ms: Positive | None = Field(default=None, le=3_600_000, description="Time to first token.")
     tpot_slo_ms: Positive | None = Field(default=None, le=3_600_000, description="Time per output token.")
     precisions: list[Precision] | None = Field(
-        default=None, max_length=8, description="Unset: each part's first of bf16 and fp16 (weights stored so)."
+        default=None,
+        max_length=8,
+        description=(
+            "Unset: each part's first of bf16 and fp16 (weights stored so). "
+            "int8 and int4: weight-only quantisation (the math and the KV cache in 16 bits)."
+        ),
     )
     hardware: list[CatalogId] | None = Field(
         default=None, max_length=1000, description="Only these catalog parts; unset: every GPU of the catalog."

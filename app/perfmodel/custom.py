@@ -22,7 +22,16 @@ from app.contracts import CustomBucket, CustomWorkload, Precision, Task
 from app.perfmodel.profile import TENSOR_CLASSES, Bucket, Linear, Memory, OpClass, Profile
 from app.perfmodel.profile import shipped as profiles
 
-BYTES_PER_VALUE = {Precision.fp32: 4, Precision.tf32: 4, Precision.bf16: 2, Precision.fp16: 2, Precision.int8: 1}
+BYTES_PER_VALUE = {
+    Precision.fp32: 4,
+    Precision.tf32: 4,
+    Precision.bf16: 2,
+    Precision.fp16: 2,
+    Precision.int8: 1,
+    Precision.int4: 1,
+}
+"""int4 is a language model's weight-only storage, never a custom workload's math (no catalog part has
+its peak, so nothing is predicted at it): counted as int8 so that a table over every precision holds."""
 FALLBACK_OPERATORS = 150
 """Operators per inference step when there are no zoo profiles at all to take a median of."""
 

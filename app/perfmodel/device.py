@@ -40,9 +40,11 @@ the FP32 lanes' peak: Hopper doubled the A100's 64 FP32 lanes per SM, and these 
 twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reached against it."""
 
 
-def peak_field(precision: Precision) -> str:
-    """The catalog field of a precision's math-unit peak (TFLOP/s; int8: TOP/s)."""
-    return _PEAK_FIELD[precision]
+def peak(hardware: CatalogHardware, precision: Precision) -> float | None:
+    """The catalog's peak of the math units ``precision`` runs on (TFLOP/s; int8: TOP/s); None where the
+    catalog lacks it, and for int4, which is weight storage, not math (see ``Precision.int4``)."""
+    field = _PEAK_FIELD.get(precision)
+    return getattr(hardware, field) if field else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +76,9 @@ class Device:
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
     """Why ``hardware`` cannot be modelled at ``precision``, or None when it can."""
-    if not getattr(hardware, peak_field(precision)):
+    if precision not in _PEAK_FIELD:
+        return f"{precision.value} is weight-only storage, not math: no catalog part has an {precision.value} peak"
+    if not peak(hardware, precision):
         return f"the catalog has no {precision.value} peak for {hardware.name}"
     if not hardware.peak_fp32_tflops:
         return f"the catalog has no fp32 peak for {hardware.name}"
@@ -98,7 +102,7 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         id=hardware.id,
         name=hardware.name,
         kind=hardware.kind,
-        matrix=float(getattr(hardware, peak_field(precision))) * 1e12,
+        matrix=float(peak(hardware, precision) or 0.0) * 1e12,
         vector=vector,
         bandwidth=hardware.memory_bandwidth_gb_s * 1e9,
         cache=(cache_mb or 0.0) * 1e6,

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.catalog import CatalogHardware
 from app.contracts import LlmShape, Precision, Task
 from app.perfmodel import llm
-from app.perfmodel.device import device
+from app.perfmodel.device import device, peak
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
@@ -165,6 +165,18 @@ def profile_of(shape: LlmShape, task: Task, precision: Precision, context: int) 
     return _profile(shape.model_dump_json(), task, precision, context)
 
 
+WEIGHT_ONLY = (Precision.int8, Precision.int4)
+"""A language model's int8 and int4 are weight-only: the weights stored so, the math in 16 bits."""
+
+
+def math_precision(hardware: CatalogHardware, precision: Precision) -> Precision:
+    """The precision the step's math runs in: the asked one, or for weight-only int8 and int4 the
+    part's bf16, else fp16, else fp32 (what the weights are dequantised to)."""
+    if precision not in WEIGHT_ONLY:
+        return precision
+    return next((p for p in (Precision.bf16, Precision.fp16) if peak(hardware, p)), Precision.fp32)
+
+
 def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, context: int, shards: int = 1) -> Memory:
     """What one device holds: its share of the weights and KV cache, and the step's activations."""
     part = shard(shape, shards) or shape
@@ -193,7 +205,7 @@ def step(
     each over ``context`` cached); None when the part lacks a figure for the precision or the shape
     cannot be split ``shards`` ways."""
     part = shard(shape, shards)
-    dev = device(hardware, precision)
+    dev = device(hardware, math_precision(hardware, precision))
     if part is None or dev is None:
         return None
     profile = profile_of(part, task, precision, context)

@@ -24,8 +24,19 @@ from app.perfmodel.operators import PER_ELEMENT, OpCount, buckets, linear
 from app.perfmodel.profile import Memory, OpClass, Profile
 
 BATCHES = (2, 4)
-STORED_BYTES = {Precision.fp32: 4, Precision.bf16: 2, Precision.fp16: 2}
-"""Bytes per weight and activation as serving stores them (the runtime builds the model in the dtype)."""
+STORED_BYTES = {Precision.fp32: 4, Precision.bf16: 2, Precision.fp16: 2, Precision.int8: 2, Precision.int4: 2}
+"""Bytes per activation and KV cache entry as serving stores them (the runtime builds the model in the
+dtype; weight-only int8 and int4 keep the activations and the cache in 16 bits)."""
+WEIGHT_BYTES = {
+    Precision.fp32: 4.0,
+    Precision.bf16: 2.0,
+    Precision.fp16: 2.0,
+    Precision.int8: 34 / 32,
+    Precision.int4: 18 / 32,
+}
+"""Bytes per weight: weight-only int8 and int4 as llama.cpp's Q8_0 and Q4_0 store them (blocks of 32
+weights with one 16-bit scale; AWQ and GPTQ on GPUs, groups of 128 with a scale and a zero point, come
+to about the same). Their GEMMs dequantise to 16 bits and compute there: the same FLOPs, fewer bytes."""
 FP32, INDEX = 4, 8
 MADE_WITH = (
     "app/perfmodel/llm.py: the operators of app/bench/models/llama.py written from the shape, "
@@ -45,10 +56,10 @@ def _movement(name: str, read: float, written: float) -> OpCount:
     return _op(name, OpClass.movement, 0.0, read, written)
 
 
-def _mm(rows: float, inner: float, columns: float, size: int) -> OpCount:
-    return _op(
-        "mm", OpClass.gemm, 2.0 * rows * inner * columns, (rows * inner + inner * columns) * size, rows * columns * size
-    )
+def _mm(rows: float, inner: float, columns: float, size: int, weight: float) -> OpCount:
+    """Activations (rows x inner, ``size`` bytes each) times a weight (inner x columns, ``weight`` bytes each)."""
+    read = rows * inner * size + inner * columns * weight
+    return _op("mm", OpClass.gemm, 2.0 * rows * inner * columns, read, rows * columns * size)
 
 
 def _rms_norm(rows: float, hidden: int, size: int) -> list[OpCount]:
@@ -75,7 +86,7 @@ def step_ops(shape: LlmShape, task: Task, batch: int, context: int, precision: P
     with ``context`` tokens cached) step at ``batch`` sequences."""
     if task not in (Task.prefill, Task.decode):
         raise ValueError(f"a generation step is prefill or decode, not {task.value}")
-    size = STORED_BYTES[precision]
+    size, weight = STORED_BYTES[precision], WEIGHT_BYTES[precision]
     h, dim = shape.hidden, shape.dim
     q_width, kv_width = shape.heads * dim, shape.kv_heads * dim
     new = context if task is Task.prefill else 1  # tokens per sequence this step
@@ -84,7 +95,7 @@ def step_ops(shape: LlmShape, task: Task, batch: int, context: int, precision: P
     table = new * dim  # the rotary table: new positions x head width
 
     ops = [
-        _op("embedding", OpClass.movement, 0.0, rows * INDEX + rows * h * size, rows * h * size),
+        _op("embedding", OpClass.movement, 0.0, rows * INDEX + rows * h * weight, rows * h * size),
         _movement("arange", 0.0, new * FP32),
         _elementwise("mul", table / 2, new * FP32 + dim / 2 * FP32, table / 2 * FP32),
         _movement("cat", table * FP32, table * FP32),
@@ -112,7 +123,11 @@ def step_ops(shape: LlmShape, task: Task, batch: int, context: int, precision: P
     attention_written = batch * q_width * new * size + batch * shape.heads * new * FP32
     for _layer in range(shape.layers):
         ops += _rms_norm(rows, h, size)
-        ops += [_mm(rows, h, q_width, size), _mm(rows, h, kv_width, size), _mm(rows, h, kv_width, size)]
+        ops += [
+            _mm(rows, h, q_width, size, weight),
+            _mm(rows, h, kv_width, size, weight),
+            _mm(rows, h, kv_width, size, weight),
+        ]
         ops += rope(shape.heads) + rope(shape.kv_heads)
         ops += [_movement("copy_", 2 * written_kv, written_kv), _movement("copy_", 2 * written_kv, written_kv)]
         ops.append(
@@ -124,19 +139,22 @@ def step_ops(shape: LlmShape, task: Task, batch: int, context: int, precision: P
                 attention_written,
             )
         )
-        ops += [_mm(rows, q_width, h, size), _elementwise("add", rows * h, 2 * rows * h * size, rows * h * size)]
+        ops += [
+            _mm(rows, q_width, h, size, weight),
+            _elementwise("add", rows * h, 2 * rows * h * size, rows * h * size),
+        ]
         ops += _rms_norm(rows, h, size)
         inner = rows * shape.intermediate
         ops += [
-            _mm(rows, h, shape.intermediate, size),
+            _mm(rows, h, shape.intermediate, size, weight),
             _elementwise("silu", inner, inner * size, inner * size),
-            _mm(rows, h, shape.intermediate, size),
+            _mm(rows, h, shape.intermediate, size, weight),
             _elementwise("mul", inner, 2 * inner * size, inner * size),
-            _mm(rows, shape.intermediate, h, size),
+            _mm(rows, shape.intermediate, h, size, weight),
             _elementwise("add", rows * h, 2 * rows * h * size, rows * h * size),
         ]
     ops += _rms_norm(batch, h, size)
-    ops.append(_mm(batch, h, shape.vocabulary, size))
+    ops.append(_mm(batch, h, shape.vocabulary, size, weight))
     logits = batch * shape.vocabulary
     ops.append(_op("argmax", OpClass.reduction, PER_ELEMENT[OpClass.reduction] * logits, logits * size, batch * INDEX))
     return ops
@@ -155,7 +173,7 @@ def activations_bytes(shape: LlmShape, task: Task, batch: int, context: int, pre
 
 def weights_bytes(shape: LlmShape, precision: Precision) -> float:
     """Every weight in the stored precision, and the rotary inverse frequencies (FP32)."""
-    return shape.parameters * STORED_BYTES[precision] + shape.dim / 2 * FP32
+    return shape.parameters * WEIGHT_BYTES[precision] + shape.dim / 2 * FP32
 
 
 def kv_cache_length(task: Task, context: int) -> int:

@@ -109,7 +109,10 @@ class ProfileSet(BaseModel):
 def profiled(task: Task, precision: Precision) -> bool:
     """Whether a workload's task and precision has a profile: int8 only for inference, where it is a
     quantised graph (ONNX Runtime, OpenVINO, LiteRT); int8 training does not exist, and a language
-    model's int8 is llama.cpp's weight-only Q8_0, measured in the lab, not modelled."""
+    model's int8 and int4 are llama.cpp's weight-only Q8_0 and Q4_0, measured in the lab, and
+    modelled for serving from the written-down step (app/perfmodel/llm.py), not from a profile."""
+    if precision is Precision.int4:
+        return False
     return precision is not Precision.int8 or task is Task.infer
 
 

@@ -186,9 +186,10 @@ def _parts(catalog: dict[str, CatalogHardware], request: ServingRequest, notes: 
 
 
 def _precisions(part: CatalogHardware, request: ServingRequest) -> list[Precision]:
-    """The asked precisions the part has figures for; unasked, its first of bf16 and fp16 (a V100 has no bf16)."""
+    """The asked precisions the part has figures for (weight-only int8 and int4: for the 16 bits their
+    math runs in); unasked, its first of bf16 and fp16 (a V100 has no bf16)."""
     if request.precisions is not None:
-        return [q for q in request.precisions if device(part, q) is not None]
+        return [q for q in request.precisions if device(part, generation.math_precision(part, q)) is not None]
     return [q for q in DEFAULT_PRECISIONS if device(part, q) is not None][:1]
 
 
@@ -511,6 +512,13 @@ def assumptions(request: ServingRequest, shape: LlmShape) -> list[str]:
         if request.request_rate_per_s is not None
         else "one sequence at a time"
     )
+    quantised = [
+        "int8 and int4 are weight-only quantisation: weights stored as llama.cpp's Q8_0 and Q4_0 "
+        f"({llm.WEIGHT_BYTES[Precision.int8]:.2f} and {llm.WEIGHT_BYTES[Precision.int4]:.2f} bytes each), "
+        "dequantised to the part's bf16 (else fp16) math, KV cache in 16 bits; the dequantisation's own work is "
+        "not counted; speed and memory only: check the model's quality at that quantisation on your data"
+    ]
+    asked = set(request.precisions or ())
     return [
         f"{load}, each a {request.prompt_tokens:,}-token prompt and a {request.output_tokens:,}-token answer; "
         f"a copy holds the KV cache of its batch at {request.prompt_tokens + request.output_tokens:,} tokens",
@@ -529,4 +537,4 @@ def assumptions(request: ServingRequest, shape: LlmShape) -> list[str]:
         f"${c.hosting_usd_per_kw_year:g}/kW-year; ${c.system_usd:,.0f} per system; $/million tokens spreads "
         "them over the tokens generated in the running hours",
         f"{cluster.devices_per_system} GPUs per system; at most {cluster.max_devices} devices",
-    ]
+    ] + (quantised if asked & set(generation.WEIGHT_ONLY) else [])

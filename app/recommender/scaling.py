@@ -27,7 +27,7 @@ import numpy as np
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision
-from app.perfmodel.device import peak_field
+from app.perfmodel.device import peak
 from app.perfmodel.nnls import nnls
 
 MIN_FIT = 3
@@ -43,9 +43,9 @@ TERMS = ("compute", "memory", "vector")
 def features(hardware: CatalogHardware, precision: Precision) -> dict[str, float]:
     """Seconds-per-unit-work of each term (1 / peak), for the figures the catalog has."""
     found: dict[str, float] = {}
-    peak = getattr(hardware, peak_field(precision))
-    if peak:
-        found["compute"] = 1.0 / peak
+    top = peak(hardware, precision)
+    if top:
+        found["compute"] = 1.0 / top
     if hardware.memory_bandwidth_gb_s:
         found["memory"] = 1000.0 / hardware.memory_bandwidth_gb_s
     if hardware.peak_fp32_tflops:
@@ -55,7 +55,7 @@ def features(hardware: CatalogHardware, precision: Precision) -> dict[str, float
 
 def missing_for(hardware: CatalogHardware, precision: Precision) -> str | None:
     """Why ``hardware`` cannot be predicted at ``precision``, or None when it can."""
-    if not getattr(hardware, peak_field(precision)):
+    if not peak(hardware, precision):
         return f"the catalog has no {precision.value} peak for {hardware.name}"
     return None
 

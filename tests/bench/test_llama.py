@@ -76,7 +76,7 @@ def test_what_a_language_model_does_not_have_is_unsupported_with_why() -> None:
     infer = run_config(BenchConfig("llama_135m", Task.infer, "torch-eager", "cpu", Precision.fp32, 1), spec, TINY)
     assert infer.status is ResultStatus.unsupported and "prefill, decode, train" in (infer.reason or "")
     tf32 = run_config(BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.tf32, 1), spec, TINY)
-    assert tf32.status is ResultStatus.unsupported and "fp32, bf16, fp16, int8, not tf32" in (tf32.reason or "")
+    assert tf32.status is ResultStatus.unsupported and "fp32, bf16, fp16, int8, int4, not tf32" in (tf32.reason or "")
     int8 = run_config(BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.int8, 1), spec, TINY)
     assert int8.status is ResultStatus.unsupported and "runtime llama-cpp" in (int8.reason or "")
     onnx = run_config(BenchConfig("llama_135m", Task.decode, "onnxruntime-cpu", "cpu", Precision.fp32, 1), spec, TINY)

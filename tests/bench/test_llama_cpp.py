@@ -24,7 +24,13 @@ def llama(name: str = "llama_135m") -> LlmWorkload:
 
 @pytest.mark.parametrize(
     ("precision", "linear"),
-    [(Precision.fp32, "F32"), (Precision.fp16, "F16"), (Precision.bf16, "BF16"), (Precision.int8, "Q8_0")],
+    [
+        (Precision.fp32, "F32"),
+        (Precision.fp16, "F16"),
+        (Precision.bf16, "BF16"),
+        (Precision.int8, "Q8_0"),
+        (Precision.int4, "Q4_0"),
+    ],
 )
 def test_the_gguf_holds_every_weight_in_the_precision_and_the_shape(precision: Precision, linear: str) -> None:
     workload = llama()
@@ -39,7 +45,16 @@ def test_the_gguf_holds_every_weight_in_the_precision_and_the_shape(precision: P
     assert int(count.parts[count.data[0]][0]) == shape.layers
 
 
-@pytest.mark.parametrize("precision", [Precision.fp32, Precision.bf16, Precision.int8])
+def test_weight_only_int8_and_int4_store_the_bytes_the_serving_model_counts() -> None:
+    from app.perfmodel.llm import WEIGHT_BYTES
+
+    for precision in (Precision.int8, Precision.int4):
+        reader = gguf.GGUFReader(str(gguf_path(llama(), "tiny", precision)))
+        down = next(t for t in reader.tensors if t.name == "blk.0.ffn_down.weight")
+        assert down.n_bytes == down.n_elements * WEIGHT_BYTES[precision]
+
+
+@pytest.mark.parametrize("precision", [Precision.fp32, Precision.bf16, Precision.int8, Precision.int4])
 @pytest.mark.parametrize("task", [Task.prefill, Task.decode])
 def test_prefill_and_decode_are_measured_with_their_tokens(task: Task, precision: Precision) -> None:
     config = BenchConfig("llama_135m", task, "llama-cpp", "cpu", precision, 1, 1, context=16)
@@ -61,6 +76,8 @@ def test_prefill_and_decode_are_measured_with_their_tokens(task: Task, precision
         ),
         (BenchConfig("llama_135m", Task.train, "llama-cpp", "cpu", Precision.fp32, 1, 1, context=16), "not train"),
         (BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.int8, 1, 1), "runtime llama-cpp"),
+        (BenchConfig("llama_135m", Task.decode, "torch-eager", "cpu", Precision.int4, 1, 1), "Q4_0 here"),
+        (BenchConfig("resnet50", Task.infer, "llama-cpp", "cpu", Precision.int4, 1, 1), "int8, not int4"),
     ],
     ids=lambda c: c.label() if isinstance(c, BenchConfig) else c,
 )

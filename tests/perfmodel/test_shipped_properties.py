@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.catalog import CatalogHardware, load
 from app.contracts import Precision
-from app.perfmodel.device import device, peak_field
+from app.perfmodel.device import device, peak
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import predict
 from app.perfmodel.profile import TENSOR_CLASSES
@@ -77,6 +77,6 @@ def test_every_pair_is_answered_or_says_why(case: tuple[CatalogHardware, tuple, 
     assert (found is None) == (reason is not None)
     if reason is not None:
         assert f"no {precision.value} peak" in reason or "no fp32 peak" in reason or "bandwidth" in reason
-        assert not getattr(part, peak_field(precision)) or not part.peak_fp32_tflops or not part.memory_bandwidth_gb_s
+        assert not peak(part, precision) or not part.peak_fp32_tflops or not part.memory_bandwidth_gb_s
     elif part.kind == "gpu" and part.memory_gb:
         assert found is not None and found.fits == (found.memory_bytes <= part.memory_gb * 1e9)

@@ -65,6 +65,30 @@ def test_a_70b_model_in_bf16_needs_at_least_two_h100s(api: Api) -> None:
 
 
 @ONE_DB
+def test_a_70b_model_in_weight_only_int4_fits_one_h100_and_decodes_faster(api: Api) -> None:
+    """Q4_0 stores 18 bytes per 32 weights: 70.6 B parameters are 39.7 GB, which one 80 GB card holds;
+    decode reads every weight once a step, so at the same batch it takes well under bf16's time."""
+    one = {"workload": "llama3_70b", "concurrency": 1, "hardware": ["h100-sxm5-80gb"], "cluster": {"max_devices": 1}}
+    answer = ask(api, {**one, "precisions": ["int4", "bf16"]})
+    (h100,) = answer["candidates"]
+    assert h100["precision"] == "int4" and h100["devices"] == 1 and h100["tensor_parallel"] == 1
+    assert h100["memory_needed_gb"] == pytest.approx(39.7 + 0.3, abs=1.5)
+    assert [r["precision"] for r in answer["rejected"]] == ["bf16"]
+    assert any("weight-only" in a and "check the model's quality" in a for a in answer["assumptions"])
+
+    shape, h100_part = LLM_PRESETS["llama3_70b"].shape, CATALOG["h100-sxm5-80gb"]
+    steps = {
+        p: generation.step(shape, Task.decode, p, 8, 2048, h100_part, shards=2, runtime="torch-compile")
+        for p in (Precision.bf16, Precision.int8, Precision.int4)
+    }
+    seconds = {p: s.seconds for p, s in steps.items() if s is not None}
+    assert seconds[Precision.int4] < seconds[Precision.int8] < seconds[Precision.bf16]
+    assert 1.5 < seconds[Precision.bf16] / seconds[Precision.int4] < 2 / (18 / 32)  # never more than the bytes saved
+    assert steps[Precision.int4] is not None and steps[Precision.bf16] is not None
+    assert steps[Precision.int4].breakdown.flops == pytest.approx(steps[Precision.bf16].breakdown.flops, rel=1e-9)
+
+
+@ONE_DB
 def test_the_figures_are_the_steps_and_the_costs(api: Api) -> None:
     body = {
         "workload": "llama3_8b",
@@ -132,5 +156,5 @@ def test_bad_questions_are_refused_with_what_to_do(api: Api) -> None:
     assert "at most one of concurrency" in both["detail"] or "at most one of concurrency" in str(both)
     unknown = ask(api, {"workload": "resnet50"}, status=422)
     assert "llama3_8b" in str(unknown)
-    int8 = ask(api, {"workload": "llama3_8b", "precisions": ["int8"]}, status=422)
-    assert "bf16" in str(int8)
+    tf32 = ask(api, {"workload": "llama3_8b", "precisions": ["tf32"]}, status=422)
+    assert "bf16" in str(tf32) and "int4" in str(tf32)

@@ -6,9 +6,9 @@ from typing import ClassVar
 
 from app.bench.config import BenchConfig
 from app.bench.primitives.base import PreparedPrimitive, Primitive, PrimitiveInfo, primitives
-from app.contracts import MachineSpec, Precision
+from app.contracts import MATH_PRECISIONS, MachineSpec, Precision
 
-PRECISIONS = tuple(p.value for p in Precision)
+PRECISIONS = tuple(p.value for p in MATH_PRECISIONS)
 
 
 class Gemm(Primitive):

@@ -51,9 +51,22 @@ class TorchEager(Runtime):
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
         from app.bench.torch_support import precision_unsupported
 
+        if config.precision is Precision.int4 or (
+            config.precision is Precision.int8 and config.task in (Task.prefill, Task.decode)
+        ):
+            return (
+                f"a language model's {config.precision.value} is llama.cpp's weight-only "
+                f"{'Q8_0' if config.precision is Precision.int8 else 'Q4_0'} here: runtime llama-cpp"
+            )
+        if config.device == "cpu" and config.precision is Precision.fp16 and config.task is Task.train:
+            from app.bench.workloads import workloads
+
+            if config.workload in workloads and workloads.get(config.workload).info.recurrent:
+                return (
+                    "oneDNN has no fp16 LSTM training primitive on a CPU (torch 2.13 cannot create one, even "
+                    "where the CPU has fp16 arithmetic): train the recurrent models in fp32 or bf16 here"
+                )
         if config.precision is Precision.int8:
-            if config.task in (Task.prefill, Task.decode):
-                return "a language model's int8 is llama.cpp's weight-only Q8_0 here: runtime llama-cpp"
             return (
                 "int8 models run in the graph runtimes here: ONNX Runtime's quantization (runtime onnxruntime-cpu), "
                 "openvino and litert"

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from app.contracts import Precision, Task
+from app.contracts import MATH_PRECISIONS, Task
 from app.registry import PluginInfo, Registry
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Size = Literal["standard", "tiny"]
 SEED = 20261122
 ALL_TASKS = (Task.infer.value, Task.train.value)
-ALL_PRECISIONS = tuple(p.value for p in Precision)
+ALL_PRECISIONS = tuple(p.value for p in MATH_PRECISIONS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +39,8 @@ class WorkloadInfo(PluginInfo):
     flops_per_sample: int
     default_batch_sizes: tuple[int, ...] = (1, 8, 32)
     input_names: tuple[str, ...] = ("input",)
+    recurrent: bool = False
+    """Built of LSTM layers (one fused aten call per layer: cuDNN's or oneDNN's RNN primitive)."""
     student_of: str | None = None
     """The workload this one is the usual distillation student of (resnet18 of resnet50): a smaller
     architecture people train to imitate the larger one. Its own workload, not a variant."""

@@ -40,6 +40,7 @@ class GnmtWorkload(TokenWorkload):
             "GNMT v2 (NVIDIA DeepLearningExamples), hidden 1024, vocab 32,320; "
             "one sample = a sentence pair of 50 + 50 tokens"
         ),
+        recurrent=True,
         parameters=160_671_297,
         # torch's FLOP counter sees the classifier, the attention's projections and its context bmm
         flops_per_sample=3_524_403_200 + RECURRENT_FLOPS,

@@ -29,8 +29,15 @@ if TYPE_CHECKING:
     from torch import nn
 
 LLM_TASKS = (Task.prefill.value, Task.decode.value, Task.train.value)
-LLM_PRECISIONS = (Precision.fp32.value, Precision.bf16.value, Precision.fp16.value, Precision.int8.value)
-"""int8 is weight-only (llama.cpp's Q8_0, runtime llama-cpp): measured, not modelled (no profile)."""
+LLM_PRECISIONS = (
+    Precision.fp32.value,
+    Precision.bf16.value,
+    Precision.fp16.value,
+    Precision.int8.value,
+    Precision.int4.value,
+)
+"""int8 and int4 are weight-only (llama.cpp's Q8_0 and Q4_0, runtime llama-cpp): measured, and
+modelled for serving from the written-down step (app/perfmodel/llm.py), not from a zoo profile."""
 MODELLED_PRECISIONS = (Precision.fp32.value, Precision.bf16.value, Precision.fp16.value)
 CONTEXT, TINY_CONTEXT = STANDARD_CONTEXT, 16
 TINY_SHAPE = LlmShape(layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128, vocabulary=256)

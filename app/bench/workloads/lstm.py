@@ -20,6 +20,7 @@ class LstmWorkload(TokenWorkload):
     info = WorkloadInfo(
         name="lstm",
         description="2-layer LSTM language model, hidden 256, vocab 10k, seq 32",
+        recurrent=True,
         parameters=6_182_672,
         # torch's FLOP counter sees the decoder GEMM (163,840,000) but not the fused LSTM kernel, so the
         # recurrent part is added by hand: 2 FLOP x 4 gates x (input + hidden) x hidden, per step and layer.

@@ -8,7 +8,7 @@ export const page = { name: "serving", title: "Serving", order: 37 };
 
 // PlanObjective of app/contracts/plan.py and the precisions a language model is served in (contracts SERVING_PRECISIONS)
 const OBJECTIVES = { cheapest: "cheapest ($ per million tokens)", fastest: "fastest (tokens/s)", least_energy: "least energy (tokens/J)" };
-const PRECISIONS = ["bf16", "fp16", "fp32"];
+const PRECISIONS = ["bf16", "fp16", "fp32", "int8", "int4"];  // int8, int4: weight-only
 const LOADS = { concurrency: "sequences in flight", request_rate_per_s: "requests/s" };
 const DEFAULT = { workload: "llama3_8b", prompt_tokens: 1024, output_tokens: 256, concurrency: 16, objective: "cheapest" };
 
