@@ -12,14 +12,16 @@ No tokeniser runs (token ids go in, as in the torch runtimes) and no sampling: t
 logits. fp32, fp16 and bf16 store the linear weights in that type (llama.cpp computes in what the CPU
 offers: F16 weights are widened on a CPU without fp16 arithmetic); int8 and int4 are llama.cpp's Q8_0
 and Q4_0, weight-only 8 and 4 bits (the activations stay floating point), which the torch runtimes do
-not offer. The KV cache is
-llama.cpp's default F16. On a CPU where llama.cpp turns on its AMX kernels (``AMX_INT8 = 1`` in its
-system info: Sapphire Rapids and later), the model loads without llama.cpp's extra buffer types (the
-AMX and repacked weight layouts): with them, llama-cpp-python 0.3.36 crashes (a segmentation fault
-in the first evaluation) on every Q8_0 and Q4_0 model, at the tests' tiny size and at 135M
-parameters alike; the weights are then read in the GGUF's own layout, as on a CPU without AMX.
-CPU only: this build of the binding is the CPU one (a CUDA build needs
-``CMAKE_ARGS=-DGGML_CUDA=on`` at install).
+not offer. The KV cache is llama.cpp's default F16.
+
+On a CPU where llama.cpp turns on its AMX kernels (``AMX_INT8 = 1`` in its system info: Sapphire
+Rapids and later), the model loads without llama.cpp's extra buffer types (the AMX and repacked
+weight layouts): with them, llama-cpp-python 0.3.36 crashes (a segmentation fault in the first
+evaluation) on every Q8_0 and Q4_0 model, at the tests' tiny size and at 135M parameters alike; the
+weights are then read in the GGUF's own layout, as on a CPU without AMX.
+
+CPU only: this build of the binding is the CPU one (a CUDA build needs ``CMAKE_ARGS=-DGGML_CUDA=on``
+at install).
 """
 
 from __future__ import annotations
