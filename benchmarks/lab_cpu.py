@@ -38,7 +38,24 @@ GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
     ("AuthenticAMD", 26, range(0x00, 0x10), "Zen 5", r"EPYC 9\d\d5"),
     ("AuthenticAMD", 26, range(0x10, 0x20), "Zen 5c", r"EPYC 9\d\d5"),
 )
-"""CPUID family and model -> generation (AMD's revision guides); Intel's generic names are not covered."""
+"""CPUID family and model -> generation (AMD's revision guides)."""
+
+INTEL_GENERATIONS: tuple[tuple[range, tuple[str, ...]], ...] = (
+    # family 6 models (Intel's SDM) -> the catalog's architecture names
+    (range(0x6A, 0x6B), ("Ice Lake-SP",)),
+    (range(0x8F, 0x90), ("Sapphire Rapids",)),
+    (range(0xCF, 0xD0), ("Emerald Rapids",)),
+    (range(0xAD, 0xAF), ("Granite Rapids",)),
+)
+AMX_SERVER = ("Sapphire Rapids", "Emerald Rapids", "Granite Rapids")
+"""The Xeons with AMX: where a hypervisor reports a model number no Xeon has, the instruction set
+still says the generation is one of these (server parts of their P-cores, every SKU)."""
+
+
+def cpu_flags(text: str) -> set[str]:
+    """The first processor's flags from /proc/cpuinfo."""
+    found = re.search(r"^flags\s*:\s*(.*)$", text, re.MULTILINE)
+    return set(found.group(1).split()) if found else set()
 
 
 def cpu_identity(text: str) -> tuple[str, int, int, str]:
@@ -52,9 +69,16 @@ def cpu_identity(text: str) -> tuple[str, int, int, str]:
 
 
 def candidates(
-    vendor: str, family: int, model: int, catalog: Sequence[CatalogHardware]
+    vendor: str, family: int, model: int, catalog: Sequence[CatalogHardware], flags: frozenset[str] = frozenset()
 ) -> tuple[str, list[CatalogHardware]]:
-    """The generation and the catalog's server parts of it (none when the CPU is not in GENERATIONS)."""
+    """The generation and the catalog's server parts of it (none when the CPU is not known here)."""
+    if vendor == "GenuineIntel" and family == 6:
+        known = next((names for models, names in INTEL_GENERATIONS if model in models), None)
+        generation = " / ".join(known) if known else ""
+        if known is None and "amx_tile" in flags:
+            known, generation = AMX_SERVER, f"model {model} is no Xeon's; AMX: {' / '.join(AMX_SERVER)}"
+        server = [h for h in catalog if h.kind == "cpu" and h.architecture in (known or ()) and "Xeon" in h.name]
+        return (generation, server) if known else ("unknown", [])
     for v, f, models, generation, names in GENERATIONS:
         if (v, f) == (vendor, family) and model in models:
             parts = [
@@ -106,8 +130,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     args = parser.parse_args(argv)
     import os
 
-    vendor, family, model, name = cpu_identity(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
-    generation, parts = candidates(vendor, family, model, load())
+    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    vendor, family, model, name = cpu_identity(cpuinfo)
+    generation, parts = candidates(vendor, family, model, load(), frozenset(cpu_flags(cpuinfo)))
     threads = os.cpu_count() or 1
     out(f"# This CPU: {name!r}, {vendor} family {family} model {model} ({generation}), {threads} vCPUs")
     if not parts:
