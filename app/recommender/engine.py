@@ -27,12 +27,13 @@ from app.contracts import (
 from app.db import catalog as store
 from app.db import evidence as queries
 from app.errors import InvalidInput, NotFoundError
+from app.perfmodel.generation import WEIGHT_ONLY
 from app.perfmodel.lab_scaling import EMPTY
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.power import shipped as power_calibration
 from app.perfmodel.predict import why_not
 from app.perfmodel.profile import shipped as profiles
-from app.recommender.columns import Columns, Option, columns
+from app.recommender.columns import PRECISIONS, Columns, Option, columns
 from app.recommender.estimators import Config, Evidence, estimate, estimate_all
 from app.recommender.evidence import (
     LAB,
@@ -99,7 +100,24 @@ def options(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
 def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
     table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
     c = spec.constraints
-    return table.columns, table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
+    notes = table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
+    return table.columns, notes + _weight_only_notes(spec, table.columns)
+
+
+def _weight_only_notes(spec: WorkloadSpec, table: Columns) -> list[str]:
+    """Where a language model's weight-only int8 or int4, asked for and not measured, comes from."""
+    if spec.custom is not None or spec.task not in (Task.prefill, Task.decode):
+        return []
+    have = {PRECISIONS[i] for i in set(table.precision_index.tolist())}
+    missing = [p for p in spec.constraints.precisions or () if p in WEIGHT_ONLY and p not in have]
+    if not missing:
+        return []
+    asked = "/".join(p.value for p in missing)
+    return [
+        f"a language model's {asked} is weight-only (llama.cpp's Q8_0/Q4_0), which no zoo profile models: the lab "
+        f"measures it with runtime llama-cpp (the standard suite), and hwadvisor plan-serving {spec.name} "
+        f"--precision {missing[0].value} predicts it on any catalog part"
+    ]
 
 
 def _variant_notes(spec: WorkloadSpec, table: Columns) -> list[str]:

@@ -89,6 +89,19 @@ def test_a_70b_model_in_weight_only_int4_fits_one_h100_and_decodes_faster(api: A
 
 
 @ONE_DB
+def test_a_recommendation_for_weight_only_int4_says_where_it_is_measured_and_predicted(api: Api) -> None:
+    body = {"workload": "llama_135m", "task": "decode", "scope": "catalog", "constraints": {"precisions": ["int4"]}}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert not answer["candidates"]
+    assert any("runtime llama-cpp" in n and "plan-serving llama_135m --precision int4" in n for n in answer["notes"])
+    body["constraints"] = {"precisions": ["bf16"]}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert not any("weight-only" in n for n in response.json()["notes"])
+
+
+@ONE_DB
 def test_the_figures_are_the_steps_and_the_costs(api: Api) -> None:
     body = {
         "workload": "llama3_8b",
