@@ -29,24 +29,13 @@ from typing import Any
 import keras
 import numpy as np
 
+from app.bench.runtimes.keras_tf import KERAS_UNPRUNABLE, KERAS_WORKLOADS
 from app.bench.tensorflow_support import inputs, targets
 from app.bench.variants.base import kept
 from app.bench.workloads.base import SEED, ImageWorkload, Size, TokenWorkload, Workload
 
 __all__ = ["KERAS_WORKLOADS", "build", "inputs", "loss", "targets", "trainable_parameters"]
 
-KERAS_WORKLOADS = (
-    "resnet50",
-    "resnet18",
-    "mobilenet_v2",
-    "bert_base",
-    "bert_base_squad",
-    "bert_large_squad",
-    "distilbert",
-    "lstm",
-)
-"""The workloads with a Keras definition (app/bench/runtimes/keras_tf.py repeats the tuple so that
-listing runtimes imports no TensorFlow; a test holds the two equal)."""
 
 BN = {"epsilon": 1e-5, "momentum": 0.9}
 """torch's BatchNorm2d defaults (Keras' are epsilon 1e-3, momentum 0.99)."""
@@ -215,8 +204,8 @@ def unbuildable(workload: Workload) -> str | None:
     if variant is not None and variant.changes_model:
         if variant.keras_pruning() is None:
             return f"the Keras definitions are not built in variant {variant.info.name}"
-        if name == "mobilenet_v2":
-            return "MobileNetV2's Keras definition is keras.applications', which cannot be built pruned"
+        if name in KERAS_UNPRUNABLE:
+            return f"{name}'s Keras definition is keras.applications', which cannot be built pruned"
     return None
 
 

@@ -29,7 +29,8 @@ KERAS_WORKLOADS = (
     "distilbert",
     "lstm",
 )
-"""The workloads with a Keras definition (= keras_models.KERAS_WORKLOADS, which imports TensorFlow)."""
+"""The workloads with a Keras definition (app/bench/keras_models.py, which imports TensorFlow, takes
+this list from here, so that listing runtimes imports none)."""
 KERAS_UNPRUNABLE = ("mobilenet_v2",)
 """Keras definitions that cannot be built pruned: MobileNetV2 is keras.applications', at fixed widths."""
 
