@@ -29,7 +29,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from app.bench.runtimes.keras_tf import KERAS_UNPRUNABLE, KERAS_WORKLOADS
+from app.bench.keras_zoo import KERAS_UNPRUNABLE, KERAS_WORKLOADS
 from app.bench.tensorflow_support import inputs, targets
 from app.bench.variants.base import kept
 from app.bench.workloads.base import SEED, ImageWorkload, Size, TokenWorkload, Workload

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from app.bench.config import BenchConfig
+from app.bench.keras_zoo import KERAS_WORKLOADS
 from app.bench.runner import run_config
 from app.bench.runtimes import runtimes
-from app.bench.runtimes.keras_tf import KERAS_WORKLOADS
 from app.bench.workloads import count_parameters, workloads
 from app.contracts import Precision, ResultStatus, Task
 from tests.bench.support import TINY, machine
@@ -30,7 +30,7 @@ def keras_models():  # type: ignore[no-untyped-def]
 
 
 def test_every_workload_the_runtime_lists_has_a_keras_definition() -> None:
-    """keras_models takes the runtime's list: each entry must build, at the tests' tiny size."""
+    """keras_models and the runtimes take one list: each entry must build, at the tests' tiny size."""
     models = keras_models()
     assert models.KERAS_WORKLOADS is KERAS_WORKLOADS
     for name in KERAS_WORKLOADS:

@@ -13,26 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from app.bench.config import BenchConfig
+from app.bench.keras_zoo import KERAS_UNPRUNABLE, KERAS_WORKLOADS
 from app.bench.needs import KERAS, TENSORFLOW
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
 from app.bench.variants.base import Variant, VariantKind
 from app.bench.workloads.base import Size, Workload
 from app.contracts import MachineSpec, Precision, Task
-
-KERAS_WORKLOADS = (
-    "resnet50",
-    "resnet18",
-    "mobilenet_v2",
-    "bert_base",
-    "bert_base_squad",
-    "bert_large_squad",
-    "distilbert",
-    "lstm",
-)
-"""The workloads with a Keras definition (app/bench/keras_models.py, which imports TensorFlow, takes
-this list from here, so that listing runtimes imports none)."""
-KERAS_UNPRUNABLE = ("mobilenet_v2",)
-"""Keras definitions that cannot be built pruned: MobileNetV2 is keras.applications', at fixed widths."""
 
 
 def keras_variant_unsupported(runtime: str, variant: Variant, config: BenchConfig) -> str | None:
