@@ -52,10 +52,10 @@ AMX_SERVER = ("Sapphire Rapids", "Emerald Rapids", "Granite Rapids")
 still says the generation is one of these (server parts of their P-cores, every SKU)."""
 
 
-def cpu_flags(text: str) -> set[str]:
+def cpu_flags(text: str) -> frozenset[str]:
     """The first processor's flags from /proc/cpuinfo."""
     found = re.search(r"^flags\s*:\s*(.*)$", text, re.MULTILINE)
-    return set(found.group(1).split()) if found else set()
+    return frozenset(found.group(1).split()) if found else frozenset()
 
 
 def cpu_identity(text: str) -> tuple[str, int, int, str]:
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
 
     cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
     vendor, family, model, name = cpu_identity(cpuinfo)
-    generation, parts = candidates(vendor, family, model, load(), frozenset(cpu_flags(cpuinfo)))
+    generation, parts = candidates(vendor, family, model, load(), cpu_flags(cpuinfo))
     threads = os.cpu_count() or 1
     out(f"# This CPU: {name!r}, {vendor} family {family} model {model} ({generation}), {threads} vCPUs")
     if not parts:

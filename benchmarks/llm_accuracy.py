@@ -96,7 +96,7 @@ def roofline_s(result: Result, part: CatalogHardware) -> float:
         head = shape.vocabulary * shape.hidden
         flops = 2 * ((shape.matmul_parameters - head) * result.context_tokens + head) * result.batch_size
         return flops / (peak * 1e12 * share)
-    size = llm.STORED_BYTES[result.precision]
+    size = llm.ACTIVATION_BYTES[result.precision]
     moved = llm.weights_bytes(shape, result.precision) + shape.kv_cache_bytes(
         result.context_tokens + 1, result.batch_size, size
     )

@@ -180,7 +180,7 @@ def math_precision(hardware: CatalogHardware, precision: Precision) -> Precision
 def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, context: int, shards: int = 1) -> Memory:
     """What one device holds: its share of the weights and KV cache, and the step's activations."""
     part = shard(shape, shards) or shape
-    size = llm.STORED_BYTES[precision]
+    size = llm.ACTIVATION_BYTES[precision]
     return Memory(
         weights=llm.weights_bytes(part, precision),
         kv_cache=part.kv_cache_bytes(llm.kv_cache_length(task, context), batch, size),
@@ -224,7 +224,7 @@ def step(
     link = ring_link(hardware, shards) if shards > 1 else None
     if link is not None:
         rows = batch * (context if task is Task.prefill else 1)
-        per_allreduce = rows * shape.hidden * llm.STORED_BYTES[precision]
+        per_allreduce = rows * shape.hidden * llm.ACTIVATION_BYTES[precision]
         exchanged = 2 * shape.layers * allreduce_seconds(per_allreduce, shards, link, TYPICAL)
     band, band_kind = tuned.band(dev.kind, task)
     tokens = batch * context if task is Task.prefill else batch

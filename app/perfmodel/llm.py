@@ -24,7 +24,7 @@ from app.perfmodel.operators import PER_ELEMENT, OpCount, buckets, linear
 from app.perfmodel.profile import Memory, OpClass, Profile
 
 BATCHES = (2, 4)
-STORED_BYTES = {Precision.fp32: 4, Precision.bf16: 2, Precision.fp16: 2, Precision.int8: 2, Precision.int4: 2}
+ACTIVATION_BYTES = {Precision.fp32: 4, Precision.bf16: 2, Precision.fp16: 2, Precision.int8: 2, Precision.int4: 2}
 """Bytes per activation and KV cache entry as serving stores them (the runtime builds the model in the
 dtype; weight-only int8 and int4 keep the activations and the cache in 16 bits)."""
 WEIGHT_BYTES = {
@@ -86,7 +86,7 @@ def step_ops(shape: LlmShape, task: Task, batch: int, context: int, precision: P
     with ``context`` tokens cached) step at ``batch`` sequences."""
     if task not in (Task.prefill, Task.decode):
         raise ValueError(f"a generation step is prefill or decode, not {task.value}")
-    size, weight = STORED_BYTES[precision], WEIGHT_BYTES[precision]
+    size, weight = ACTIVATION_BYTES[precision], WEIGHT_BYTES[precision]
     h, dim = shape.hidden, shape.dim
     q_width, kv_width = shape.heads * dim, shape.kv_heads * dim
     new = context if task is Task.prefill else 1  # tokens per sequence this step
@@ -164,7 +164,7 @@ def activations_bytes(shape: LlmShape, task: Task, batch: int, context: int, pre
     """The step's peak of live activations: the token ids, and the larger of the MLP's working set (the
     residual stream, the normalised input, the gate, SiLU and up outputs) and the last position's logits
     with the final hidden state (a little over what the recorder finds)."""
-    size = STORED_BYTES[precision]
+    size = ACTIVATION_BYTES[precision]
     rows = batch * (context if task is Task.prefill else 1)
     mlp = rows * (3 * shape.intermediate + 2 * shape.hidden) * size + rows * shape.hidden * FP32
     head = batch * (shape.vocabulary * size + shape.hidden * FP32)
@@ -187,7 +187,7 @@ def profile(
     """The step as a profile (linear in the batch, as every profile), with its memory: the weights, the
     KV cache per sequence, and the activations."""
     first, second = (step_ops(shape, task, b, context, precision) for b in batches)
-    size = STORED_BYTES[precision]
+    size = ACTIVATION_BYTES[precision]
     low, high = batches
     length = kv_cache_length(task, context)
     return Profile(

@@ -54,9 +54,11 @@ class TorchEager(Runtime):
         if config.precision is Precision.int4 or (
             config.precision is Precision.int8 and config.task in (Task.prefill, Task.decode)
         ):
+            from app.bench.gguf_export import STORED
+
             return (
                 f"a language model's {config.precision.value} is llama.cpp's weight-only "
-                f"{'Q8_0' if config.precision is Precision.int8 else 'Q4_0'} here: runtime llama-cpp"
+                f"{STORED[config.precision]} here: runtime llama-cpp"
             )
         if config.device == "cpu" and config.precision is Precision.fp16 and config.task is Task.train:
             from app.bench.workloads import workloads
