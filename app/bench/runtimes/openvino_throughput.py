@@ -50,9 +50,10 @@ class OpenVinoThroughput(OpenVino):
         # the plug-in's optimal count, asked of the model compiled at the whole batch
         whole, inputs = compiled_model(self, config, workload, size, config.batch_size)
         jobs = requests_for(config.batch_size, int(whole.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
-        del whole
         per_request = config.batch_size // jobs
-        compiled, _ = compiled_model(self, config, workload, size, per_request)
+        # one request takes the whole batch: the model compiled for it already is the one to run
+        compiled = whole if jobs == 1 else compiled_model(self, config, workload, size, per_request)[0]
+        del whole
         queue = openvino.AsyncInferQueue(compiled, jobs)
         parts = [
             {
