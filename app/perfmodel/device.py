@@ -72,6 +72,9 @@ class Device:
     when the peak needs more energy than the board may draw."""
     clock_hz: float = 0.0
     """A GPU's boost clock, which its peaks are quoted at; 0 when unknown and for CPUs."""
+    turbo: float = 1.0
+    """A CPU's highest turbo clock over the base clock its peaks are quoted at (1 when unknown and for
+    GPUs): how much faster a core runs when few are busy (app/perfmodel/model.py, ``scaled``)."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -96,6 +99,9 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
     units = hardware.sm_count if hardware.kind == "gpu" else hardware.cores
     clock_hz = (hardware.boost_mhz or 0.0) * 1e6 if hardware.kind == "gpu" else 0.0
     vector = hardware.peak_fp32_tflops * 1e12
+    turbo = 1.0
+    if hardware.kind == "cpu" and hardware.base_ghz and hardware.max_ghz:
+        turbo = max(1.0, hardware.max_ghz / hardware.base_ghz)
     if clock_hz and units:
         vector = units * clock_hz * VECTOR_FLOPS_PER_SM_CLOCK
     return Device(
@@ -112,4 +118,5 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         limit_min_w=hardware.power_limit_min_w,
         limit_max_w=hardware.power_limit_max_w or hardware.tdp_w,
         matrix_watts=hardware.tdp_w / ENERGY_WEIGHT[precision] if hardware.tdp_w else float("inf"),
+        turbo=turbo,
     )

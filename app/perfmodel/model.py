@@ -202,25 +202,35 @@ def evaluate(
     }
 
 
-def scaled(dev: Device, threads: int | None) -> tuple[float, float, float]:
-    """A CPU's matrix peak, vector peak and bandwidth for ``threads`` of its cores (all for a GPU).
+def scaled(dev: Device, threads: int | None, busy: int | None = None) -> tuple[float, float, float]:
+    """A CPU's matrix peak, vector peak and bandwidth for ``threads`` of its cores (all for a GPU),
+    while ``busy`` of its cores work in all (``threads`` when not given: the rest idle).
 
-    Compute scales with the cores used; a few cores already draw most of the bandwidth (a core
-    streams about a quarter of a socket's channels' worth), so bandwidth scales four times faster."""
+    Compute scales with the cores used, and with their clock: the catalog's peaks are at the base
+    clock, which is what every core holds when all are busy within the TDP. Fewer busy cores share
+    the same power, and a core's power grows about as the cube of its clock (P ~ f V^2, the voltage
+    rising with the clock), so with ``busy`` of ``units`` cores working they run at
+    base x (units / busy)^(1/3), up to the part's highest turbo clock. A few cores already draw most of
+    the bandwidth (a core streams about a quarter of a socket's channels' worth), so bandwidth scales
+    four times faster, up to the share the other busy cores leave."""
     if dev.kind != "cpu" or not threads or threads >= dev.units:
         return dev.matrix, dev.vector, dev.bandwidth
     share = threads / dev.units
-    return dev.matrix * share, dev.vector * share, dev.bandwidth * min(1.0, 4 * share)
+    working = min(float(busy or threads), dev.units)
+    clock = min(dev.turbo, (dev.units / working) ** (1.0 / 3.0))
+    bandwidth = dev.bandwidth * min(1.0, 4 * share, threads / working)
+    return dev.matrix * share * clock, dev.vector * share * clock, bandwidth
 
 
-def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0) -> dict[str, float]:
-    """One case's device figures and traffic factor, as ``evaluate`` takes them (an array of these per case)."""
-    matrix, vector, bandwidth = scaled(dev, threads)
+def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0, streams: int = 1) -> dict[str, float]:
+    """One case's device figures and traffic factor, as ``evaluate`` takes them (an array of these per case):
+    those of one of ``streams`` copies of the step running at once, each on ``threads`` cores."""
+    matrix, vector, bandwidth = scaled(dev, threads, threads * streams if threads else None)
     return {
         "matrix": matrix,
         "vector": vector,
         "bandwidth": bandwidth,
-        "cache": dev.cache,
+        "cache": dev.cache / streams,
         "units": min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units,
         "clock_hz": dev.clock_hz,
         "unit_watts": dev.tdp_w / dev.units if dev.tdp_w else float("inf"),
@@ -232,7 +242,8 @@ def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0) -
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One step to model: a profile at a batch on a device, run by ``runtime``."""
+    """One step to model: a profile at a batch on a device, run by ``runtime``; on a CPU, ``streams``
+    copies of it at once, each on ``threads`` cores (OpenVINO's throughput mode: a stream per core)."""
 
     profile: Profile
     device: Device
@@ -240,6 +251,7 @@ class Case:
     runtime: str
     threads: int | None = None
     traffic: float = 1.0
+    streams: int = 1
 
 
 def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
@@ -265,7 +277,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         op_class=classes,
         cases=len(cases),
     )
-    figures = [case(c.device, c.runtime, c.threads, c.traffic) for c in cases]
+    figures = [case(c.device, c.runtime, c.threads, c.traffic, c.streams) for c in cases]
     return cols, {name: np.array([f[name] for f in figures]) for name in figures[0]}
 
 
@@ -320,6 +332,7 @@ def step(
     runtime: str,
     threads: int | None = None,
     traffic: float = 1.0,
+    streams: int = 1,
 ) -> Breakdown:
     """One step of ``profile`` at ``batch`` on ``dev`` (as a published stack does it, given its ``traffic``)."""
-    return steps([Case(profile, dev, batch, runtime, threads, traffic)], params)[0]
+    return steps([Case(profile, dev, batch, runtime, threads, traffic, streams)], params)[0]

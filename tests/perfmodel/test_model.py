@@ -14,7 +14,7 @@ from app.contracts import Precision, Task
 from app.perfmodel import bands
 from app.perfmodel.calibrate import PRIORS, Observation, fit, predict, traffic_group
 from app.perfmodel.device import Device
-from app.perfmodel.model import PARAMETERS, Params, step
+from app.perfmodel.model import PARAMETERS, Params, scaled, step
 from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
 
 PARAMS = Params("gpu", {p: PRIORS["gpu"][p][0] for p in PARAMETERS})
@@ -133,6 +133,17 @@ def test_a_cpu_with_fewer_threads_is_slower() -> None:
     all_cores = step(profile(), cpu, 8, params, runtime="torch-eager")
     two = step(profile(), cpu, 8, params, runtime="torch-eager", threads=2)
     assert two.seconds > 4 * all_cores.seconds
+
+
+def test_a_few_busy_cores_run_at_turbo_up_to_the_parts_highest_clock() -> None:
+    cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None, turbo=1.9)
+    one, two, half, all_cores = (scaled(cpu, t)[0] for t in (1, 2, 32, 64))
+    assert one == pytest.approx(4e12 / 64 * 1.9)  # 64^(1/3) = 4 would exceed the turbo clock
+    assert two == pytest.approx(2 * one)
+    assert half == pytest.approx(4e12 / 2 * 2 ** (1 / 3))  # the power of 64 cores shared by 32
+    assert one < two < half < all_cores == 4e12
+    fixed = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None)
+    assert scaled(fixed, 2)[0] == pytest.approx(2 * 4e12 / 64)  # no turbo clock known: the base clock
 
 
 def test_calibration_recovers_the_parameters_that_made_the_data() -> None:
