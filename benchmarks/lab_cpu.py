@@ -1,7 +1,7 @@
 """The lab's own CPU from the catalog alone: this machine's quick-suite model figures, measured, against
 what the performance model predicts for the catalog parts this CPU can be.
 
-    .venv/bin/python -m benchmarks.lab_cpu [--report RUN.json] [--budget-s 1.5]
+    .venv/bin/python -m benchmarks.lab_cpu [--report RUN.json | --save RUN.json] [--budget-s 1.5]
 
 A virtual machine reports a generic name ("AMD EPYC") that matches no catalog entry, by design: the
 vendor's family and model numbers say which generation it is (AMD family 26 model 2 is Zen 5 "Turin",
@@ -12,8 +12,8 @@ config ran with (compute scales with the cores used, bandwidth four times faster
 The model's CPU calibration is OpenVINO's published server figures: nothing of this machine is fitted.
 
 Measures the quick suite's CPU configs of zoo workloads (about a minute on 2 cores), or reads them from
-a RunReport (``hwadvisor bench --out RUN.json``). On a shared machine single timings swing by tens of
-percent: read the ratios as such.
+a RunReport (``hwadvisor bench --out RUN.json``, or ``--save`` here: one measurement compared under two
+versions of the model). On a shared machine single timings swing by tens of percent: read the ratios as such.
 """
 
 from __future__ import annotations
@@ -22,11 +22,14 @@ import argparse
 import math
 import re
 import statistics
+import uuid
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from app.catalog import CatalogHardware, load
-from app.contracts import Result, ResultStatus, RunReport
+from app.contracts import LLM_PRESETS, Result, ResultStatus, RunReport
+from app.perfmodel import generation
 from app.perfmodel.predict import band_of, predict
 
 GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
@@ -88,8 +91,9 @@ def candidates(
     return "unknown", []
 
 
-def measure(budget_s: float) -> list[Result]:
+def measure(budget_s: float) -> RunReport:
     """The quick suite's CPU configs of zoo workloads, measured here."""
+    from app import __version__
     from app.bench.runner import run_config
     from app.bench.suites import load_suite
     from app.contracts import MeasureSpec
@@ -100,7 +104,46 @@ def measure(budget_s: float) -> list[Result]:
     zoo = {workload for workload, _task, _precision in shipped()}
     spec = MeasureSpec(time_budget_s=budget_s, warmup_budget_s=budget_s, target_ci=0.02)
     configs = [c for c in load_suite("quick").configs(machine) if c.device == "cpu" and c.workload in zoo]
-    return [run_config(c, machine, spec) for c in configs]
+    started = datetime.now(UTC)
+    results = [run_config(c, machine, spec) for c in configs]
+    return RunReport(
+        run_id=uuid.uuid4(),
+        suite="quick",
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        agent_version=__version__,
+        machine=machine,
+        results=results,
+    )
+
+
+def modelled(result: Result, part: CatalogHardware, threads: int) -> float | None:
+    """The model's samples/s for ``result``'s config on ``part``: a language model's at the context it
+    ran with (the quick suite's is short), through the generation model as plan-serving asks it."""
+    assert result.task is not None
+    preset = LLM_PRESETS.get(result.workload)
+    if preset is not None and result.context_tokens:
+        found = generation.step(
+            preset.shape,
+            result.task,
+            result.precision,
+            result.batch_size,
+            result.context_tokens,
+            part,
+            runtime=result.runtime,
+            threads=threads,
+        )
+        return result.batch_size / found.seconds if found is not None else None
+    guess = predict(
+        result.workload,
+        result.task,
+        result.precision,
+        result.batch_size,
+        part,
+        runtime=result.runtime,
+        threads=threads,
+    )
+    return guess.throughput if guess is not None else None
 
 
 def compare(
@@ -112,13 +155,11 @@ def compare(
         if r.status is not ResultStatus.ok or r.task is None or not r.throughput_samples_per_s:
             continue
         used = r.threads or threads
-        predicted = [
-            found.throughput
-            for part in parts
-            if (found := predict(r.workload, r.task, r.precision, r.batch_size, part, runtime=r.runtime, threads=used))
-        ]
+        predicted = [found for part in parts if (found := modelled(r, part, used)) is not None]
         if predicted:
-            label = f"{r.workload}/{r.task.value} {r.runtime} {r.precision.value} batch {r.batch_size} threads {used}"
+            context = f" context {r.context_tokens}" if r.context_tokens else ""
+            config = f"{r.runtime} {r.precision.value} batch {r.batch_size}{context} threads {used}"
+            label = f"{r.workload}/{r.task.value} {config}"
             rows.append((label, r.throughput_samples_per_s, predicted))
     return rows
 
@@ -126,6 +167,7 @@ def compare(
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", type=Path, help="read the results from this RunReport instead of measuring")
+    parser.add_argument("--save", type=Path, help="write what was measured to this RunReport (for --report)")
     parser.add_argument("--budget-s", type=float, default=1.5, help="sampling and warm-up budget per config")
     args = parser.parse_args(argv)
     import os
@@ -139,8 +181,10 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         out("no catalog generation for this CPU: nothing to compare (add it to GENERATIONS)")
         return
     out(f"catalog parts of that generation: {len(parts)} ({', '.join(sorted(p.id for p in parts))})")
-    results = RunReport.model_validate_json(args.report.read_text()).results if args.report else measure(args.budget_s)
-    rows = compare(results, parts, threads)
+    report = RunReport.model_validate_json(args.report.read_text()) if args.report else measure(args.budget_s)
+    if args.save:
+        args.save.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    rows = compare(report.results, parts, threads)
     band = band_of("cpu-uncalibrated")
     out("")
     out("| config | measured /s | model, median part /s | model, range over parts /s | median / measured |")

@@ -31,6 +31,23 @@ def per_sample(unit: str, profile: Profile) -> float:
     return 1.0
 
 
+THROUGHPUT_MODE = ("public:openvino",)
+"""Published sources whose CPU rows ran OpenVINO's benchmark_app in throughput mode: the CPU plug-in
+splits the cores into streams, each running its own requests (batch 1) on its own cores; a network
+with little memory pressure (ResNet-50 is one) gets one thread per stream, so a socket of ``cores``
+cores runs ``cores`` batch-1 steps at once, at the all-core clock (OpenVINO's CPU plug-in docs,
+"Performance Hint and Threads Scheduling"; on this project's 2-vCPU machine the hint chose 2 streams
+of 1 thread for ResNet-50)."""
+
+
+def how_run(source: str, hardware: CatalogHardware) -> tuple[int | None, int]:
+    """The threads per step and the steps at once (streams) a published source's rows ran with on
+    ``hardware``: ``(None, 1)``, one step on the whole part, unless the source ran a throughput mode."""
+    if hardware.kind == "cpu" and hardware.cores and source.startswith(THROUGHPUT_MODE):
+        return 1, int(hardware.cores)
+    return None, 1
+
+
 def group_of(source: str, workload: str, task: Task, precision: Precision) -> str:
     """A stack-factor group: one published source's runs of one workload, task and precision (NGC's
     mixed-precision path, with loss scaling and fused optimisers, is not its TF32 path)."""
@@ -48,8 +65,9 @@ def from_public(
         profile = profile_of(r.workload, task, r.precision)
         spec = catalog.get(r.hardware_id)
         dev = device(spec, r.precision) if spec is not None else None
-        if profile is None or dev is None:
+        if profile is None or dev is None or spec is None:
             continue
+        threads, streams = how_run(r.source, spec)
         found.append(
             Observation(
                 profile=profile,
@@ -58,7 +76,9 @@ def from_public(
                 throughput=r.throughput_samples_per_s / r.devices / per_sample(r.unit, profile),
                 runtime=r.runtime,
                 group=group_of(r.source, r.workload, task, r.precision),
+                threads=threads,
                 label=f"{r.hardware_id} {r.workload}/{task.value} {r.precision.value} ({r.source})",
+                streams=streams,
             )
         )
     return found
@@ -114,6 +134,7 @@ def median_per_part(observations: Sequence[Observation]) -> list[Observation]:
                 group=middle.group,
                 threads=middle.threads,
                 label=middle.label,
+                streams=middle.streams,
             )
         )
     return out

@@ -84,6 +84,8 @@ class Ask:
     runtime: str
     threads: int | None = None
     traffic: float = 1.0
+    streams: int = 1
+    """Copies of the step at once, each on ``threads`` cores (a published throughput mode's way)."""
 
 
 def predict(
@@ -126,7 +128,7 @@ def prime(workload: str, task: Task, asks: Iterable[Ask]) -> None:
         if profile is None or dev is None:
             _remember(key, None)
             continue
-        case = Case(profile, dev, ask.batch, ask.runtime, ask.threads, ask.traffic)
+        case = Case(profile, dev, ask.batch, ask.runtime, ask.threads, ask.traffic, ask.streams)
         pending.setdefault(dev.kind, {})[key] = (case, ask.hardware.memory_gb)
     for kind, cases in pending.items():
         found = steps([case for case, _ in cases.values()], calibration().of(kind))
@@ -144,7 +146,17 @@ def forget() -> None:
 
 
 def _cache_key(workload: str, task: Task, ask: Ask) -> tuple[object, ...]:
-    return (workload, task, ask.precision, ask.batch, ask.runtime, ask.threads, ask.traffic, _key(ask.hardware))
+    return (
+        workload,
+        task,
+        ask.precision,
+        ask.batch,
+        ask.runtime,
+        ask.threads,
+        ask.traffic,
+        ask.streams,
+        _key(ask.hardware),
+    )
 
 
 def _remember(key: tuple[object, ...], found: Prediction | None) -> None:
@@ -157,7 +169,7 @@ def _prediction(case: Case, breakdown: Breakdown, memory_gb: float | None) -> Pr
     needed = case.profile.memory.at(case.batch)
     fits = memory_gb is None or case.device.kind == "cpu" or needed <= memory_gb * 1e9
     return Prediction(
-        throughput=case.batch / breakdown.seconds,
+        throughput=case.batch * case.streams / breakdown.seconds,
         breakdown=breakdown,
         memory_bytes=needed,
         fits=fits,

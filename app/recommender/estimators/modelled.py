@@ -20,7 +20,7 @@ from app.contracts import DeviceKind, EstimateKind, Precision, ReasonCode
 from app.perfmodel.bands import as_pct
 from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.model import dispatch_of
-from app.perfmodel.observations import group_of
+from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
 from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, estimators
@@ -63,11 +63,12 @@ class Modelled(Estimator):
 def _ask(hardware: Hardware, config: Config, evidence: Evidence) -> Ask:
     assert hardware.spec is not None
     threads = config.threads if hardware.ref.kind is DeviceKind.cpu else None
-    traffic = 1.0
+    traffic, streams = 1.0, 1
     if config.source != LAB:
         group = traffic_group(group_of(config.source, evidence.workload, evidence.task, config.precision))
         traffic = calibration().traffic.get(group, 1.0)
-    return Ask(config.precision, config.batch_size, hardware.spec, config.runtime, threads, traffic)
+        threads, streams = how_run(config.source, hardware.spec)
+    return Ask(config.precision, config.batch_size, hardware.spec, config.runtime, threads, traffic, streams)
 
 
 def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Prediction | None:
@@ -139,7 +140,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
-    seconds = config.batch_size / throughput
+    seconds = modelled.breakdown.seconds / factor  # one request's: a throughput mode runs several at once
     power, basis, power_reasons = modelled_draw(hardware.spec, b)
     why = Why(
         ReasonCode.modelled,
