@@ -2,13 +2,16 @@
 
     .venv/bin/python -m benchmarks.design_sanity
 
-DESIGN.md lists what one H100 80GB HBM3 SXM (700 W, torch 2.11 eager) measured for ResNet-50; this
-prints what the shipped model predicts for the same configs from the catalog entry alone, and the
-ratio. DESIGN's rule: a 2x disagreement is a bug.
+DESIGN.md lists what one H100 80GB HBM3 SXM (700 W, torch 2.11 eager) measured for ResNet-50, and a
+16-core Sapphire-Rapids-class CPU's ResNet-50 batch 16; this prints what the shipped model predicts for
+the same configs from the catalog entries alone (for the CPU, the median over the catalog's 16-core
+Sapphire Rapids parts, whose SKU DESIGN does not name), and the ratio. DESIGN's rule: a 2x disagreement
+is a bug.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 
 from app.catalog import load
@@ -28,6 +31,25 @@ REFERENCE = (
     (Task.train, Precision.bf16, 256, 2242.0, "/s"),
 )
 
+# (runtime, threads, DESIGN.md figure in samples/s) for ResNet-50 fp32 inference at batch 16
+CPU_REFERENCE = (("torch-eager", 1, 6.0), ("torch-eager", 16, 56.0), ("onnxruntime-cpu", 16, 138.0))
+
+
+def cpu(out: Callable[[str], None] = print) -> None:
+    parts = [h for h in load() if h.kind == "cpu" and h.architecture == "Sapphire Rapids" and h.cores == 16]
+    out("")
+    title = f"resnet50 infer fp32 batch 16, 16-core Sapphire Rapids ({len(parts)} parts)"
+    out(f"| {title} | DESIGN.md | model | model / DESIGN |")
+    out("|---|---|---|---|")
+    for runtime, threads, figure in CPU_REFERENCE:
+        found = [
+            p.throughput
+            for part in parts
+            if (p := predict("resnet50", Task.infer, Precision.fp32, 16, part, runtime=runtime, threads=threads))
+        ]
+        value = statistics.median(found)
+        out(f"| {runtime} threads {threads} | {figure:,.1f} /s | {value:,.1f} /s | {value / figure:.2f} |")
+
 
 def main(out: Callable[[str], None] = print) -> None:
     hardware = next(h for h in load() if h.id == PART)
@@ -42,6 +64,7 @@ def main(out: Callable[[str], None] = print) -> None:
         ratio = figure / value if unit == "ms" else value / figure
         config = f"{task.value} {precision.value} batch {batch}"
         out(f"| {config} | {figure:,.1f} {unit} | {value:,.1f} {unit} | {ratio:.2f} |")
+    cpu(out)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ runtime's much smaller executor cost), ``launch_s`` per kernel an operator launc
 (cuDNN's LSTM layer, a foreach optimiser update, a convolution's backward: one call from Python, the
 rest launched from C++), plus ``step_s`` per step. A GPU overlaps the two (the host
 queues kernels ahead), so a step takes the smooth max of host and device time; a CPU does both on
-the same cores, so it takes their sum. CPU peaks and bandwidth scale with the threads used.
+the same cores, so it takes their sum. CPU peaks and bandwidth scale with the threads used, and the
+clock with how many cores are busy (``scaled``).
 
 Every parameter is shared by all devices of a kind (GPU or CPU) and learned from data
 (app/perfmodel/calibrate.py); none is tuned to one part.
