@@ -1,6 +1,6 @@
 """How well the performance model predicts hardware it was not calibrated on, against two baselines.
 
-    .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets]
+    .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets] [--with-mlperf]
 
 1. Leave one GPU out over Lambda 2024's single-GPU training rows (every workload with a zoo
    counterpart, the fp32 column — TF32 on Ampere and newer, NGC's default — and fp16): the model is
@@ -11,6 +11,9 @@
 2. Forward in time: calibrated on Lambda 2022 and 2024 only, the model predicts Lambda's 2025 rerun
    (v2_2025, read from the datasets folder, never shipped nor fitted) for the H200, B200 and GH200.
 3. CPUs: leave one CPU out over OpenVINO's published CPU rows.
+``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
+uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
+calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
 Bands: each prediction's band is the 90% quantile of the absolute log errors of the *other* held-out
 parts (split conformal, app/perfmodel/bands.py); coverage is how often the truth falls inside.
 """
@@ -32,7 +35,7 @@ import numpy as np
 from app.catalog import CatalogHardware, load
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
-from app.perfmodel import bands
+from app.perfmodel import bands, mlperf_power
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
 from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
@@ -55,6 +58,41 @@ FORWARD_PARTS = {
 
 UNITS = {"gnmt": "tokens/s"}
 """How Lambda counts each workload (lambda-dl-benchmark/SOURCES.md); the rest are samples/s."""
+
+
+MLPERF = "public:mlperf-inference"
+MLPERF_WORKLOADS = {"resnet50": "resnet50", "bert-99": "bert_large_squad"}
+"""MLPerf's models -> the zoo's: BERT-99 is BERT-large on SQuAD at sequence 384."""
+MLPERF_BATCH = 256
+"""TensorRT's Offline scenario runs large batches; the submissions do not all say which."""
+
+
+def mlperf_observations(datasets: Path, catalog: dict[str, CatalogHardware]) -> list[Observation]:
+    """MLPerf Inference Offline runs of uncapped MaxP systems, one node, per accelerator, as observations
+    of a published stack of their own; the forward test's GPUs are left out (they are its test)."""
+    found = []
+    for pair in mlperf_power.load(datasets).pairs:
+        if pair.maxq or pair.stated_cap_w or pair.stated_tdp_w or pair.scenario != "Offline":
+            continue
+        if pair.catalog_id in FORWARD_PARTS.values() or pair.catalog_id not in catalog:
+            continue
+        workload = MLPERF_WORKLOADS[pair.workload]
+        profile = _profile(workload, Task.infer, Precision.int8)
+        dev = device(catalog[pair.catalog_id], Precision.int8)
+        if profile is None or dev is None:
+            continue
+        found.append(
+            Observation(
+                profile=profile,
+                batch=MLPERF_BATCH,
+                device=dev,
+                throughput=pair.per_accelerator_samples_per_s,
+                runtime="tensorrt",
+                group=group_of(MLPERF, workload, Task.infer, Precision.int8),
+                label=f"{pair.catalog_id} {workload}/infer int8 (MLPerf {pair.version} {pair.system})",
+            )
+        )
+    return median_per_part(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,10 +287,15 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", action="store_true", help="also print per-part tables")
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
+    parser.add_argument("--with-mlperf", action="store_true", help="add MLPerf Inference runs to test 1's calibration")
     args = parser.parse_args(argv)
     catalog = _catalog()
 
     gpu = median_per_part(from_public(_public(GPU_SOURCES), catalog, _profile))
+    if args.with_mlperf:
+        extra = mlperf_observations(args.datasets, catalog)
+        out(f"with MLPerf Inference: {len(extra)} observations on {len({o.device.id for o in extra})} parts")
+        gpu += extra
     pairs = leave_one_out(gpu, "gpu", held_source=LAMBDA_2024)
     logo = with_bands(pairs)
     held = [o for o, _ in pairs]
