@@ -75,7 +75,7 @@ CPU_CACHE_GAIN = 1.0
 streams it at twice the DRAM's rate), not fitted: OpenVINO's 12 ResNet-50 rows cannot tell it from the
 memory efficiency. Fitted free it went to 7; leave one CPU out gained a point (11.0% -> 9.9%) while
 the held-out language-model checks on this project's CPU lost ten (prefill 5.0% -> 15.8%,
-benchmarks/llm_accuracy.py) and the lab-CPU check got worse (docs/ACCURACY.md)."""
+benchmarks/llm_accuracy.py) and the lab-CPU check stayed where it was (docs/ACCURACY.md)."""
 assert PRIORS["cpu"]["cache_gain"][0] == CPU_CACHE_GAIN
 STACK_PRIOR_SPREAD = 1.0
 """A stack or traffic factor's prior: 1 (the same as eager PyTorch), spread e^1 either way."""
