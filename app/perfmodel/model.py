@@ -152,6 +152,26 @@ def sustained_clock(params: Params, clock_hz: Array, unit_watts: Array) -> Array
     return share
 
 
+def fused(cols: Columns, dispatch: Array) -> tuple[Array, Array]:
+    """Per bucket, the kernels it launches and the calls it costs the host, as its case's runtime runs it.
+
+    Eager PyTorch runs every operator as its own kernel. A graph runtime (ONNX Runtime, OpenVINO,
+    TensorRT, torch.compile) fuses the plain operators between two matrix operators (a bias, an
+    activation, a residual add, a normalisation) into the matrix kernel's epilogue or into one kernel
+    of their own, so a step of one launches at most as many plain kernels as matrix kernels (at least
+    one): the plain buckets' kernels and calls are scaled down to that. Their FLOPs and bytes are
+    counted as eager does them (a fused chain still charged every intermediate it would have written:
+    the kernels' count, not their traffic, is what a graph runtime is sure to cut)."""
+    i, n = cols.case, cols.cases
+    matrix_kernels = np.bincount(i, np.where(cols.tensor, cols.kernels, 0.0), n)
+    plain_kernels = np.bincount(i, np.where(cols.tensor, 0.0, cols.kernels), n)
+    share = np.minimum(1.0, np.maximum(matrix_kernels, 1.0) / np.maximum(plain_kernels, 1.0))
+    scale = np.where(cols.tensor | (dispatch[i] > 0), 1.0, share[i])
+    launched: Array = cols.kernels * scale
+    called: Array = cols.operators * scale
+    return launched, called
+
+
 def evaluate(
     params: Params,
     cols: Columns,
@@ -178,16 +198,17 @@ def evaluate(
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
     peak = np.where(cols.tensor, matrix[i], vector[i])
-    compute = (flops + cols.kernels * params["half_work"] * units[i]) / (efficiency * peak)
+    n = cols.cases
+    launched, called = fused(cols, dispatch)
+    compute = (flops + launched * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
     memory = moved / (min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
     bucket = _smooth_max(compute, memory, SHARPNESS)
-    n = cols.cases
-    kernels = np.bincount(i, cols.kernels, n)
+    kernels = np.bincount(i, launched, n)
     device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]
     per_op = np.where(dispatch > 0, params["dispatch_eager_s"], params["dispatch_graph_s"])
-    operators = np.bincount(i, cols.operators, n)
+    operators = np.bincount(i, called, n)
     extra = np.maximum(kernels - operators, 0.0)  # launches beyond each call's first, from C++
     host = operators * per_op + extra * params["launch_s"] + params["step_s"]
     seconds = _smooth_max(device, host, OVERLAP) if params.kind == "gpu" else device + host

@@ -14,7 +14,7 @@ from app.contracts import Precision, Task
 from app.perfmodel import bands
 from app.perfmodel.calibrate import PRIORS, Observation, fit, predict, traffic_group
 from app.perfmodel.device import Device
-from app.perfmodel.model import PARAMETERS, Params, scaled, step
+from app.perfmodel.model import PARAMETERS, Case, Params, fused, scaled, stacked, step
 from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
 
 PARAMS = Params("gpu", {p: PRIORS["gpu"][p][0] for p in PARAMETERS})
@@ -133,6 +133,21 @@ def test_a_cpu_with_fewer_threads_is_slower() -> None:
     all_cores = step(profile(), cpu, 8, params, runtime="torch-eager")
     two = step(profile(), cpu, 8, params, runtime="torch-eager", threads=2)
     assert two.seconds > 4 * all_cores.seconds
+
+
+def test_a_graph_runtime_launches_no_more_plain_kernels_than_matrix_kernels() -> None:
+    toy = profile()  # 50 convolutions, 50 normalisations, 70 elementwise operators
+    cols, figures = stacked([Case(toy, gpu(), 1, "torch-eager"), Case(toy, gpu(), 1, "torch-compile")])
+    launched, called = fused(cols, figures["dispatch"])
+    eager, graph = cols.case == 0, cols.case == 1
+    assert launched[eager].sum() == called[eager].sum() == 170  # eager: every operator its own kernel
+    assert launched[graph & cols.tensor].sum() == 50
+    assert launched[graph & ~cols.tensor].sum() == pytest.approx(50)  # the plain ones fused to one per conv
+    assert called[graph].sum() == pytest.approx(100)
+    one = step(toy, gpu(), 1, PARAMS, runtime="torch-eager")
+    compiled = step(toy, gpu(), 1, PARAMS, runtime="torch-compile")
+    assert compiled.device_s < one.device_s and compiled.host_s < one.host_s
+    assert compiled.bytes == one.bytes  # fusion is charged the same traffic: only the launches go
 
 
 def test_a_few_busy_cores_run_at_turbo_up_to_the_parts_highest_clock() -> None:
