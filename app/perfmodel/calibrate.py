@@ -73,7 +73,8 @@ PRIORS: dict[str, dict[str, tuple[float, float]]] = {
 CPU_CACHE_GAIN = 1.0
 """A CPU's cache gain is held at its prior, 1 (a kernel whose working set fits the last-level cache
 streams it at twice the DRAM's rate), not fitted: OpenVINO's 12 ResNet-50 rows cannot tell it from the
-memory efficiency. Fitted free it went to 7; leave one CPU out gained a point (11.0% -> 9.9%) while
+memory efficiency. Fitted free it went to 7; leave one CPU out gained a point (11.0% -> 9.9%, before
+graph runtimes' fusion) while
 the held-out language-model checks on this project's CPU lost ten (prefill 5.0% -> 15.8%,
 benchmarks/llm_accuracy.py) and the lab-CPU check stayed where it was (docs/ACCURACY.md)."""
 assert PRIORS["cpu"]["cache_gain"][0] == CPU_CACHE_GAIN

@@ -152,16 +152,18 @@ def sustained_clock(params: Params, clock_hz: Array, unit_watts: Array) -> Array
     return share
 
 
-def fused(cols: Columns, dispatch: Array) -> tuple[Array, Array]:
-    """Per bucket, the kernels it launches and the calls it costs the host, as its case's runtime runs it.
+def fused(cols: Columns, dispatch: Array) -> tuple[Array, Array, Array]:
+    """Per bucket, the kernels it launches, the calls it costs the host and the share of its traffic
+    it keeps, as its case's runtime runs it.
 
-    Eager PyTorch runs every operator as its own kernel. A graph runtime (ONNX Runtime, OpenVINO,
-    TensorRT, torch.compile) fuses the plain operators between two matrix operators (a bias, an
-    activation, a residual add, a normalisation) into the matrix kernel's epilogue or into one kernel
-    of their own, so a step of one launches at most as many plain kernels as matrix kernels (at least
-    one): the plain buckets' kernels and calls are scaled down to that. Their FLOPs and bytes are
-    counted as eager does them (a fused chain still charged every intermediate it would have written:
-    the kernels' count, not their traffic, is what a graph runtime is sure to cut)."""
+    Eager PyTorch runs every operator as its own kernel, reading its inputs from memory and writing its
+    output back. A graph runtime (ONNX Runtime, OpenVINO, TensorRT, torch.compile) folds an inference
+    batch norm into the convolution before it and fuses the plain operators between two matrix
+    operators (a bias, an activation, a residual add) into the matrix kernel's epilogue or into one
+    kernel of their own, so a step of one launches at most as many plain kernels as matrix kernels (at
+    least one). The plain buckets' kernels, calls and traffic are scaled down by that share: a fused
+    chain reads and writes memory once where eager's operators each did. Their FLOPs stay (the math is
+    still done); the matrix operators are untouched."""
     i, n = cols.case, cols.cases
     matrix_kernels = np.bincount(i, np.where(cols.tensor, cols.kernels, 0.0), n)
     plain_kernels = np.bincount(i, np.where(cols.tensor, 0.0, cols.kernels), n)
@@ -169,7 +171,7 @@ def fused(cols: Columns, dispatch: Array) -> tuple[Array, Array]:
     scale = np.where(cols.tensor | (dispatch[i] > 0), 1.0, share[i])
     launched: Array = cols.kernels * scale
     called: Array = cols.operators * scale
-    return launched, called
+    return launched, called, scale
 
 
 def evaluate(
@@ -199,7 +201,8 @@ def evaluate(
     vector = vector * sustained
     peak = np.where(cols.tensor, matrix[i], vector[i])
     n = cols.cases
-    launched, called = fused(cols, dispatch)
+    launched, called, kept = fused(cols, dispatch)
+    moved = moved * kept
     compute = (flops + launched * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))

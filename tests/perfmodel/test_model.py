@@ -138,16 +138,19 @@ def test_a_cpu_with_fewer_threads_is_slower() -> None:
 def test_a_graph_runtime_launches_no_more_plain_kernels_than_matrix_kernels() -> None:
     toy = profile()  # 50 convolutions, 50 normalisations, 70 elementwise operators
     cols, figures = stacked([Case(toy, gpu(), 1, "torch-eager"), Case(toy, gpu(), 1, "torch-compile")])
-    launched, called = fused(cols, figures["dispatch"])
+    launched, called, kept = fused(cols, figures["dispatch"])
     eager, graph = cols.case == 0, cols.case == 1
     assert launched[eager].sum() == called[eager].sum() == 170  # eager: every operator its own kernel
+    assert (kept[eager] == 1).all() and (kept[cols.tensor] == 1).all()
     assert launched[graph & cols.tensor].sum() == 50
     assert launched[graph & ~cols.tensor].sum() == pytest.approx(50)  # the plain ones fused to one per conv
     assert called[graph].sum() == pytest.approx(100)
+    assert kept[graph & ~cols.tensor] == pytest.approx(50 / 120)
     one = step(toy, gpu(), 1, PARAMS, runtime="torch-eager")
     compiled = step(toy, gpu(), 1, PARAMS, runtime="torch-compile")
     assert compiled.device_s < one.device_s and compiled.host_s < one.host_s
-    assert compiled.bytes == one.bytes  # fusion is charged the same traffic: only the launches go
+    assert compiled.bytes < one.bytes == pytest.approx(toy.bytes(1))  # a fused chain writes once
+    assert compiled.flops == pytest.approx(one.flops)  # and does the same math
 
 
 def test_a_few_busy_cores_run_at_turbo_up_to_the_parts_highest_clock() -> None:
