@@ -11,6 +11,9 @@
 2. Forward in time: calibrated on Lambda 2022 and 2024 only, the model predicts Lambda's 2025 rerun
    (v2_2025, read from the datasets folder, never shipped nor fitted) for the H200, B200 and GH200.
 3. CPUs: leave one CPU out over OpenVINO's published CPU rows.
+4. A graph runtime on GPUs (never fitted): MLPerf Inference's TensorRT int8 runs (below) against the
+   model's figure for a graph runtime with no stack factor: how far the model's GPU graph runtimes are
+   from the best published inference stack.
 ``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
 uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
@@ -36,7 +39,7 @@ from app.catalog import CatalogHardware, load
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
 from app.perfmodel import bands, mlperf_power
-from app.perfmodel.calibrate import Observation, fit, leave_one_part_out, predict
+from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
 from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
 from app.perfmodel.profile import Profile
@@ -313,6 +316,14 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out(summary("performance model", ahead))
     if args.markdown:
         out(table(ahead))
+
+    if args.datasets.is_dir():
+        mlperf = mlperf_observations(args.datasets, catalog)
+        bare = fit(gpu, "gpu")
+        out("")
+        out("# A graph runtime on GPUs: MLPerf Inference (TensorRT int8, Offline), the model with no stack factor")
+        for o, p in zip(mlperf, predict(Fit(bare.params, {}, {}), mlperf), strict=True):
+            out(f"{o.label}: measured {o.throughput:,.0f}/s, model {p:,.0f}/s, model / measured {p / o.throughput:.2f}")
 
     cpu = median_per_part(from_public(_public(CPU_SOURCES, one_device=False), catalog, _profile))
     cpu_logo = with_bands(leave_one_out(cpu, "cpu"))
