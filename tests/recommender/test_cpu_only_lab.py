@@ -97,3 +97,21 @@ def test_a_config_that_does_not_fit_says_so(api: Api) -> None:
     assert estimate["memory_gb"] > 24
     assert estimate["why"][-1]["code"] == "out_of_memory"
     assert "has 24 GB" in estimate["explanation"]
+
+
+def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_its_figure_is_a_floor(api: Api) -> None:
+    cpu_only_lab(api)
+    headers = api.bearer(api.token("readonly"))
+    found = {}
+    for runtime in ("onnxruntime-cuda", "torch-compile", "torch-eager"):
+        body = {"catalog_id": "a100-sxm4-80gb", "workload": "resnet50", "task": "infer", "runtime": runtime}
+        response = api.client.post(
+            "/api/v1/predictions", json={**body, "precision": "fp16", "batch_size": 64}, headers=headers
+        )
+        assert response.status_code == 200, response.text
+        found[runtime] = response.json()
+    for runtime in ("onnxruntime-cuda", "torch-compile"):
+        floor = [w for w in found[runtime]["why"] if w["code"] == "graph_floor"]
+        assert floor and "the model's figure is a floor" in floor[0]["text"], found[runtime]["why"]
+        assert found[runtime]["throughput_samples_per_s"] > found["torch-eager"]["throughput_samples_per_s"]
+    assert "graph_floor" not in [w["code"] for w in found["torch-eager"]["why"]]
