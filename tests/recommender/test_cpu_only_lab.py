@@ -59,6 +59,8 @@ def test_a_cpu_only_lab_is_offered_gpus_with_predicted_figures(api: Api, workloa
         assert e["memory_gb"] is not None and e["memory_gb"] > 0
         assert f"modelled from the {workload} operator profile" in e["explanation"]
         assert "modelled" in [w["code"] for w in e["why"]]  # after power_capped, for a GPU capped to the budget
+        f = next(w["figures"] for w in e["why"] if w["code"] == "modelled")
+        assert f["compute_ms"] + f["memory_ms"] <= f["step_ms"] * (1 + 1e-9)  # the parts fit in the step
     # a bigger GPU is faster at a large batch: an A100 beats a T4 at its best
     best = {
         cid: max(c["estimate"]["throughput_samples_per_s"] for c in gpus if c["hardware"]["catalog_id"] == cid)
@@ -115,3 +117,24 @@ def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_its_figure_is_a_fl
         assert floor and "the model's figure is a floor" in floor[0]["text"], found[runtime]["why"]
         assert found[runtime]["throughput_samples_per_s"] > found["torch-eager"]["throughput_samples_per_s"]
     assert "graph_floor" not in [w["code"] for w in found["torch-eager"]["why"]]
+
+
+def test_a_published_stacks_step_and_its_parts_are_scaled_alike(api: Api) -> None:
+    cpu_only_lab(api)
+    body = {
+        "workload": "resnet50",
+        "task": "infer",
+        "scope": "catalog",
+        "constraints": {"runtimes": ["openvino"], "precisions": ["fp32"]},
+        "limit": 50,
+    }
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    modelled = [
+        next(w["figures"] for w in c["estimate"]["why"] if w["code"] == "modelled")
+        for c in response.json()["candidates"]
+        if "modelled" in [w["code"] for w in c["estimate"]["why"]]
+    ]
+    assert modelled and all(f["factor"] != 1 for f in modelled)  # OpenVINO's stack factor
+    for f in modelled:
+        assert f["compute_ms"] + f["memory_ms"] <= f["step_ms"] * (1 + 1e-9)

@@ -151,9 +151,10 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         {
             "workload": evidence.workload,
             "bound": b.bound,
-            "compute_ms": b.compute_s * 1000,
-            "memory_ms": b.memory_s * 1000,
-            "host_ms": b.host_s * 1000,
+            # the step's parts as calibrated, like the step: each scaled by the same factor
+            "compute_ms": b.compute_s * 1000 / factor,
+            "memory_ms": b.memory_s * 1000 / factor,
+            "host_ms": b.host_s * 1000 / factor,
             "step_ms": seconds * 1000,
             "calibrated_by": calibrated_by,
             "factor": factor,
