@@ -65,7 +65,7 @@ class ReasonCode(StrEnum):
     llm_modelled = "llm_modelled"
     variant = "variant"
     runtime_stack = "runtime_stack"
-    graph_floor = "graph_floor"
+    graph_uncalibrated = "graph_uncalibrated"
 
 
 Figure = int | float | str | None

@@ -224,10 +224,11 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"beside fp32 torch-eager on {f['devices']} other lab device(s) ({f['pairs']} pairs); "
         f"band ±{f['error_pct']:.0f}%"
     ),
-    ReasonCode.graph_floor: lambda f: (
-        f"{f['runtime']} is a graph runtime on a GPU that no lab device measured: the model's figure is a floor, "
-        f"not an estimate of it (MLPerf's TensorRT int8 ran {f['low']:.0f}-{f['high']:.0f}x faster than the "
-        "model's graph runtime on the GPUs both cover: docs/ACCURACY.md); measure it on one GPU to calibrate it"
+    ReasonCode.graph_uncalibrated: lambda f: (
+        f"{f['runtime']} is a graph runtime on a GPU that no lab device measured, and no measurement checks the "
+        f"model's fusion for it: MLPerf's TensorRT int8 ran {f['low']:.0f}-{f['high']:.0f}x faster than the model's "
+        "graph runtime on the GPUs both cover, and other graph runtimes fuse less than TensorRT "
+        "(docs/ACCURACY.md); measure it on one GPU to calibrate it"
     ),
     ReasonCode.sharded: lambda f: (
         f"needs {f['whole_gb']:,.1f} GB on one device {_at(f)}: "

@@ -101,7 +101,7 @@ def test_a_config_that_does_not_fit_says_so(api: Api) -> None:
     assert "has 24 GB" in estimate["explanation"]
 
 
-def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_its_figure_is_a_floor(api: Api) -> None:
+def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_nothing_checked_it(api: Api) -> None:
     cpu_only_lab(api)
     headers = api.bearer(api.token("readonly"))
     found = {}
@@ -113,10 +113,10 @@ def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_its_figure_is_a_fl
         assert response.status_code == 200, response.text
         found[runtime] = response.json()
     for runtime in ("onnxruntime-cuda", "torch-compile"):
-        floor = [w for w in found[runtime]["why"] if w["code"] == "graph_floor"]
-        assert floor and "the model's figure is a floor" in floor[0]["text"], found[runtime]["why"]
+        floor = [w for w in found[runtime]["why"] if w["code"] == "graph_uncalibrated"]
+        assert floor and "no measurement checks the model's fusion" in floor[0]["text"], found[runtime]["why"]
         assert found[runtime]["throughput_samples_per_s"] > found["torch-eager"]["throughput_samples_per_s"]
-    assert "graph_floor" not in [w["code"] for w in found["torch-eager"]["why"]]
+    assert "graph_uncalibrated" not in [w["code"] for w in found["torch-eager"]["why"]]
 
 
 def test_a_published_stacks_step_and_its_parts_are_scaled_alike(api: Api) -> None:

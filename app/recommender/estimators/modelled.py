@@ -33,7 +33,7 @@ MIN_MODELLED_PCT = 5.0
 GRAPH_GPU_GAP = (3.0, 6.7)
 """How many times faster MLPerf Inference's TensorRT int8 ran than the model's figure for a graph runtime
 on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fourth section, 0.15-0.33.
-Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says it is a floor."""
+Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says so in words."""
 MODEL = "model"
 """The source of a figure made from the catalog's specs and the profile alone (the contract's word)."""
 
@@ -164,7 +164,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     reasons = [why, *power_reasons]
     if config.source == LAB and not references and kind == "gpu" and dispatch_of(config.runtime) == "graph":
         low, high = GRAPH_GPU_GAP
-        reasons.append(Why(ReasonCode.graph_floor, {"runtime": config.runtime, "low": low, "high": high}))
+        reasons.append(Why(ReasonCode.graph_uncalibrated, {"runtime": config.runtime, "low": low, "high": high}))
     return Guess(
         kind=EstimateKind.predicted,
         # the lab's stack with no lab device of the kind to calibrate it is the model on specs alone
