@@ -99,11 +99,11 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
     units = hardware.sm_count if hardware.kind == "gpu" else hardware.cores
     clock_hz = (hardware.boost_mhz or 0.0) * 1e6 if hardware.kind == "gpu" else 0.0
     vector = hardware.peak_fp32_tflops * 1e12
+    if clock_hz and units:
+        vector = units * clock_hz * VECTOR_FLOPS_PER_SM_CLOCK
     turbo = 1.0
     if hardware.kind == "cpu" and hardware.base_ghz and hardware.max_ghz:
         turbo = max(1.0, hardware.max_ghz / hardware.base_ghz)
-    if clock_hz and units:
-        vector = units * clock_hz * VECTOR_FLOPS_PER_SM_CLOCK
     return Device(
         id=hardware.id,
         name=hardware.name,

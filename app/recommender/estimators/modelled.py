@@ -144,7 +144,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
-    seconds = modelled.breakdown.seconds / factor  # one request's: a throughput mode runs several at once
+    seconds = b.seconds / factor  # one request's: a throughput mode runs several at once
     power, basis, power_reasons = modelled_draw(hardware.spec, b)
     why = Why(
         ReasonCode.modelled,
