@@ -14,6 +14,9 @@
 4. A graph runtime on GPUs (never fitted): MLPerf Inference's TensorRT int8 runs (below) against the
    model's figure for a graph runtime with no stack factor: how far the model's GPU graph runtimes are
    from the best published inference stack.
+5. Eager PyTorch against ONNX Runtime on the lab's CPUs: each machine's measured eager / graph ratios
+   predicted with the eager kernel factor from the other machines (app/perfmodel/runtime_pairs.py),
+   and without any.
 ``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
 uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
@@ -38,9 +41,10 @@ import numpy as np
 from app.catalog import CatalogHardware, load
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
-from app.perfmodel import bands, mlperf_power
+from app.perfmodel import bands, mlperf_power, runtime_pairs
 from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
+from app.perfmodel.model import Params
 from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
 from app.perfmodel.profile import Profile
 from app.perfmodel.profile import shipped as profiles
@@ -334,6 +338,21 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out(summary("performance model", cpu_logo))
     if args.markdown:
         out(table(cpu_logo))
+
+    out("")
+    out("# Eager PyTorch / ONNX Runtime on the lab's CPUs, each machine's eager kernel factor from the others")
+    eager_ratios(fit(cpu, "cpu").params, list(catalog.values()), out)
+
+
+def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callable[[str], None]) -> None:
+    """Test 5: leave one lab machine out over app/perfmodel/data/cpu_runtime_pairs.json."""
+    rows = runtime_pairs.leave_one_machine_out(runtime_pairs.shipped().machines, catalog, params)
+    for machine, pair, held, bare in rows:
+        config = f"{pair.workload}/{pair.task.value} {pair.precision.value} batch {pair.batch}"
+        out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
+    for name, k in (("with the factor from the other machines", 2), ("without any factor", 3)):
+        errors = [abs(math.log(row[k] / row[1].ratio)) for row in rows]
+        out(f"{name}: {len(errors)} ratios, mean abs log error {statistics.fmean(errors):.2f}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The lab's own CPU from the catalog alone: this machine's quick-suite model figures, measured, against
 what the performance model predicts for the catalog parts this CPU can be.
 
-    .venv/bin/python -m benchmarks.lab_cpu [--report RUN.json | --save RUN.json] [--budget-s 1.5]
+    .venv/bin/python -m benchmarks.lab_cpu [--report RUN.json | --save RUN.json] [--budget-s 1.5] [--pairs NAME]
 
 A virtual machine reports a generic name ("AMD EPYC") that matches no catalog entry, by design: the
 vendor's family and model numbers say which generation it is (AMD family 26 model 2 is Zen 5 "Turin",
@@ -9,7 +9,10 @@ the EPYC 9005 series), not which of its SKUs, and a slice of a few vCPUs is not 
 honest comparison is against every server part of that generation: each predicted at the threads the
 config ran with (compute scales with the cores used, bandwidth four times faster: app/perfmodel/model.py
 ``scaled``), and the measured figure set beside the range of their predictions and their median.
-The model's CPU calibration is OpenVINO's published server figures: nothing of this machine is fitted.
+The model's CPU calibration is OpenVINO's published server figures, and the eager kernel factor (eager
+PyTorch against ONNX Runtime on the same machine) from the lab machines in
+app/perfmodel/data/cpu_runtime_pairs.json; ``--pairs NAME`` prints this machine's entry for that file.
+Only those ratios are fitted, and benchmarks/accuracy.py holds each machine's out in its fifth test.
 
 Measures the quick suite's CPU configs of zoo workloads (about a minute on 2 cores), or reads them from
 a RunReport (``hwadvisor bench --out RUN.json``, or ``--save`` here: one measurement compared under two
@@ -19,6 +22,7 @@ versions of the model). On a shared machine single timings swing by tens of perc
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import statistics
@@ -30,10 +34,13 @@ from pathlib import Path
 from app.catalog import CatalogHardware, load
 from app.contracts import LLM_PRESETS, Result, ResultStatus, RunReport
 from app.perfmodel import generation
+from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
+from app.perfmodel.runtime_pairs import Machine, Pair
 
 GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
     # vendor, family, models, generation, the server parts' names in the catalog
+    ("AuthenticAMD", 23, range(0x00, 0x10), "Zen", r"EPYC 7\d\d1"),
     ("AuthenticAMD", 23, range(0x30, 0x40), "Zen 2", r"EPYC 7\d\d2"),
     ("AuthenticAMD", 25, range(0x00, 0x10), "Zen 3", r"EPYC 7\d\d3"),
     ("AuthenticAMD", 25, range(0x10, 0x20), "Zen 4", r"EPYC 9\d\d4"),
@@ -164,11 +171,47 @@ def compare(
     return rows
 
 
+def pairs_entry(name: str, cpu: str, parts: Sequence[CatalogHardware], report: RunReport) -> dict[str, object]:
+    """This machine's entry for app/perfmodel/data/cpu_runtime_pairs.json: every config measured under
+    both torch-eager and a graph runtime (app/perfmodel/runtime_pairs.py)."""
+    ok = {
+        (r.workload, r.task, r.precision, r.batch_size, r.threads, r.runtime): r.throughput_samples_per_s
+        for r in report.results
+        if r.status is ResultStatus.ok and r.task is not None and r.throughput_samples_per_s and r.threads
+    }
+    pairs = [
+        Pair(
+            workload=workload,
+            task=task,
+            precision=precision,
+            batch=batch,
+            threads=threads,
+            eager=eager,
+            graph_runtime=runtime,
+            graph=graph,
+        )
+        for (workload, task, precision, batch, threads, runtime), graph in ok.items()
+        if dispatch_of(runtime) == "graph"
+        and (eager := ok.get((workload, task, precision, batch, threads, EAGER_RUNTIME))) is not None
+    ]
+    names = next((n for *_, g, n in GENERATIONS if any(p.architecture == g for p in parts)), "Xeon")
+    machine = Machine(
+        name=name,
+        cpu=cpu,
+        architectures=sorted({p.architecture for p in parts if p.architecture}),
+        names=names,
+        measured=f"{report.started_at:%Y-%m-%d}, benchmarks.lab_cpu",
+        pairs=pairs,
+    )
+    return machine.model_dump(mode="json")
+
+
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", type=Path, help="read the results from this RunReport instead of measuring")
     parser.add_argument("--save", type=Path, help="write what was measured to this RunReport (for --report)")
     parser.add_argument("--budget-s", type=float, default=1.5, help="sampling and warm-up budget per config")
+    parser.add_argument("--pairs", metavar="NAME", help="print this machine's cpu_runtime_pairs.json entry")
     args = parser.parse_args(argv)
     import os
 
@@ -184,6 +227,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     report = RunReport.model_validate_json(args.report.read_text()) if args.report else measure(args.budget_s)
     if args.save:
         args.save.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    if args.pairs:
+        entry = pairs_entry(args.pairs, f"{name}, {vendor} family {family} model {model} ({generation})", parts, report)
+        out(json.dumps(entry, indent=1))
     rows = compare(report.results, parts, threads)
     band = band_of("cpu-uncalibrated")
     out("")

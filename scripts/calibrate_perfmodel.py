@@ -4,7 +4,9 @@
 
 Fits the model's parameters (app/perfmodel/model.py) for GPUs on the Lambda 2022 and 2024
 single-GPU training results shipped in app/catalog/data/public_results.csv, and for CPUs on the
-OpenVINO CPU results, with a stack factor per published source and workload. Then measures the
+OpenVINO CPU results, with a stack factor per published source and workload; on CPUs, the eager
+kernel factor from the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs
+(app/perfmodel/data/cpu_runtime_pairs.json, app/perfmodel/runtime_pairs.py). Then measures the
 bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
 quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
 source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
@@ -27,6 +29,8 @@ from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS
 from app.perfmodel.observations import from_public, median_per_part
 from app.perfmodel.predict import profile_of
+from app.perfmodel.runtime_pairs import factor as eager_factor
+from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {
@@ -47,6 +51,7 @@ def calibrate() -> dict[str, object]:
     traffic: dict[str, float] = {}
     found_bands: dict[str, float] = {}
     counts: dict[str, int] = {}
+    eager: dict[str, float] = {}
     for kind in ("gpu", "cpu"):
         seen = observations(kind)
         counts[kind] = len(seen)
@@ -54,6 +59,10 @@ def calibrate() -> dict[str, object]:
             continue
         fitted = fit(seen, kind)
         params[kind] = {p: _round(fitted.params[p]) for p in PARAMETERS}
+        if kind == "cpu":
+            measured = eager_factor(runtime_pairs().machines, load(), fitted.params)
+            if measured is not None:
+                eager[kind] = _round(measured)
         stacks.update({g: _round(v) for g, v in fitted.stacks.items()})
         traffic.update({g: _round(v) for g, v in fitted.traffic.items()})
         held = leave_one_part_out(seen, kind)
@@ -70,6 +79,7 @@ def calibrate() -> dict[str, object]:
         "stacks": dict(sorted(stacks.items())),
         "traffic": dict(sorted(traffic.items())),
         "bands": dict(sorted(found_bands.items())),
+        "eager_kernel": eager,
         "observations": counts,
     }
 

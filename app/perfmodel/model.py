@@ -22,6 +22,11 @@ and memory traffic per sample than the eager profile counts; without this factor
 memory and vector efficiencies would absorb the difference, and eager predictions would inherit it.
 The lab's eager runs, and every prediction for them, have ``t = 1``.
 
+On a CPU, eager PyTorch's matrix kernels (oneDNN convolutions called one by one on plain-layout
+tensors, MKL GEMMs) run slower than a graph runtime's (layouts and packed weights kept across the
+graph): the class efficiencies, which OpenVINO's published runs set, are multiplied by the *eager
+kernel factor* (``Params.eager_kernel``) for ``torch-eager``, measured on lab CPUs that ran both.
+
 The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
 runtime's much smaller executor cost), ``launch_s`` per kernel an operator launches beyond its first
@@ -87,12 +92,22 @@ def dispatch_of(runtime: str) -> Dispatch:
     return "graph" if runtime.replace("_", "-") in GRAPH_RUNTIMES else "eager"
 
 
+EAGER_RUNTIME = "torch-eager"
+"""The runtime the eager kernel factor applies to: PyTorch calling a library kernel per operator."""
+
+
 @dataclass(frozen=True, slots=True)
 class Params:
     """The model's parameters for one kind of device (see PARAMETERS for their order)."""
 
     kind: str
     values: Mapping[str, float]
+    eager_kernel: float = 1.0
+    """The *eager kernel factor*: eager PyTorch's matrix kernels' efficiency relative to the graph
+    runtimes' (whose published runs set the class efficiencies) on this kind of device. Not fitted with
+    the rest: measured on lab CPUs that ran both on the same machine (app/perfmodel/runtime_pairs.py).
+    1 on GPUs, where eager PyTorch and a graph runtime call the same cuDNN and cuBLAS kernels and the
+    difference is fusion (``fused``)."""
 
     def __getitem__(self, name: str) -> float:
         return self.values[name]
@@ -186,16 +201,19 @@ def evaluate(
     clock_hz: Array,
     unit_watts: Array,
     dispatch: Array,
+    eager: Array,
     watts: Array,
     traffic: Array,
 ) -> dict[str, Array]:
-    """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager;
-    ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled)."""
+    """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager
+    dispatch; ``eager`` is 1 where the eager kernel factor applies (EAGER_RUNTIME); ``traffic`` is the
+    case's traffic factor (1 for eager PyTorch as profiled)."""
     i = cols.case
     moved = cols.bytes * traffic[i]
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
-    efficiency = np.minimum(1.0, np.array([params[c] for c in cols.op_class]))
+    efficiency = np.array([params[c] for c in cols.op_class])
+    efficiency = np.minimum(1.0, np.where(cols.tensor & (eager[i] > 0), efficiency * params.eager_kernel, efficiency))
     sustained = sustained_clock(params, clock_hz, unit_watts)
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
@@ -260,6 +278,7 @@ def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0, s
         "clock_hz": dev.clock_hz,
         "unit_watts": dev.tdp_w / dev.units if dev.tdp_w else float("inf"),
         "dispatch": 1.0 if dispatch_of(runtime) == "eager" else 0.0,
+        "eager": 1.0 if runtime.replace("_", "-") == EAGER_RUNTIME else 0.0,
         "watts": dev.matrix_watts if dev.kind == "gpu" else float("inf"),
         "traffic": traffic,
     }

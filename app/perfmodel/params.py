@@ -2,8 +2,8 @@
 
 scripts/calibrate_perfmodel.py writes the file from the published results shipped with the
 package (and the lab results it is given); benchmarks/accuracy.py measures how good they are. The
-file holds, per kind of device, the model's parameters, each source's stack factor, each source
-family's traffic factors, and the bands
+file holds, per kind of device, the model's parameters and eager kernel factor, each source's stack
+factor, each source family's traffic factors, and the bands
 (absolute log errors at 90% coverage) that leave-one-part-out gave each kind of estimate.
 """
 
@@ -33,11 +33,17 @@ class Calibration(BaseModel):
         description="Kind of estimate -> absolute log error at 90% coverage (leave one part out).",
     )
     observations: dict[str, int] = Field(default_factory=dict, description="What each kind was calibrated on.")
+    eager_kernel: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind: eager PyTorch's matrix kernels' efficiency relative to a graph runtime's "
+        "(app/perfmodel/runtime_pairs.py); 1 where absent.",
+    )
 
     def of(self, kind: str) -> Params:
         """The kind's parameters; one the file lacks (a calibration older than the model) is its prior."""
         fitted = self.params.get(kind, {})
-        return Params(kind, {p: fitted.get(p, PRIORS[kind][p][0]) for p in PARAMETERS})
+        values = {p: fitted.get(p, PRIORS[kind][p][0]) for p in PARAMETERS}
+        return Params(kind, values, eager_kernel=self.eager_kernel.get(kind, 1.0))
 
 
 @lru_cache(maxsize=1)

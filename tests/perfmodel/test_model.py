@@ -153,6 +153,19 @@ def test_a_graph_runtime_launches_no_more_plain_kernels_than_matrix_kernels() ->
     assert compiled.flops == pytest.approx(one.flops)  # and does the same math
 
 
+def test_the_eager_kernel_factor_slows_eager_pytorchs_matrix_kernels_alone() -> None:
+    cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None)
+    plain = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})
+    slow = Params("cpu", plain.values, eager_kernel=0.5)
+    for runtime in ("onnxruntime-cpu", "openvino"):  # graph runtimes: what set the class efficiencies
+        assert step(profile(), cpu, 8, slow, runtime=runtime) == step(profile(), cpu, 8, plain, runtime=runtime)
+    before = step(profile(), cpu, 8, plain, runtime="torch-eager")
+    after = step(profile(), cpu, 8, slow, runtime="torch-eager")
+    assert after.compute_s > 1.5 * before.compute_s  # the convolutions run at half the efficiency
+    assert after.memory_s == before.memory_s and after.host_s == before.host_s
+    assert after.seconds > before.seconds
+
+
 def test_a_few_busy_cores_run_at_turbo_up_to_the_parts_highest_clock() -> None:
     cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None, turbo=1.9)
     one, two, half, all_cores = (scaled(cpu, t)[0] for t in (1, 2, 32, 64))

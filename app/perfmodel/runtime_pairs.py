@@ -1,0 +1,154 @@
+"""The eager kernel factor: eager PyTorch's matrix kernels against a graph runtime's on the same CPU.
+
+The CPU class efficiencies are set by OpenVINO's published runs, a graph runtime. Eager PyTorch runs the
+same networks slower on the same cores: each convolution is a oneDNN primitive called on PyTorch's plain
+layout (its input, output and weights reordered to oneDNN's blocked layout and back on every call) and
+each linear layer an MKL GEMM that packs its weights on every call, where ONNX Runtime and OpenVINO keep
+the blocked layout across the graph and pack the weights once. The model without a factor had eager
+PyTorch at 0.9-1.0 of ONNX Runtime on ResNet-50 (its fusion and dispatch alone); this project's lab CPUs
+measured 0.5-0.7.
+
+A lab machine that ran the same config under both runtimes gives the measured ratio eager / graph. Its
+catalog identity is uncertain (a 2-vCPU slice of some part of its generation), but a ratio on one
+machine does not depend on it: ``needed`` finds the factor that makes the model's ratio, the median over
+the generation's catalog parts, equal the measured one; ``factor`` is the geometric median over every
+pair (app/perfmodel/data/cpu_runtime_pairs.json); ``leave_one_machine_out`` measures how well a factor
+from the other machines predicts each machine's ratios (benchmarks/accuracy.py prints it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+
+from app.catalog import CatalogHardware
+from app.contracts import Precision, Task
+from app.perfmodel.device import device
+from app.perfmodel.model import EAGER_RUNTIME, Case, Params, steps
+from app.perfmodel.profile import Profile
+from app.perfmodel.profile import shipped as profiles
+
+GRID = np.exp(np.linspace(math.log(0.05), math.log(2.0), 61))
+"""The factors ``needed`` tries: the model's ratio is monotone in the factor, so the measured one is
+found by interpolating on this grid (a factor outside it is clipped to its ends)."""
+
+
+class Pair(BaseModel):
+    """One config measured under eager PyTorch and under a graph runtime on the same machine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str
+    task: Task
+    precision: Precision
+    batch: PositiveInt
+    threads: PositiveInt
+    eager: PositiveFloat = Field(description="torch-eager samples/s.")
+    graph_runtime: str = Field(description="The graph runtime it was measured against (onnxruntime-cpu).")
+    graph: PositiveFloat = Field(description="The graph runtime's samples/s.")
+
+    @property
+    def ratio(self) -> float:
+        return self.eager / self.graph
+
+
+class Machine(BaseModel):
+    """A lab CPU and the catalog parts it may be: those of its CPUID's generation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    cpu: str = Field(description="What the machine reported.")
+    architectures: list[str] = Field(min_length=1, description="The catalog architectures of its generation.")
+    names: str = Field(description="A regular expression the catalog parts' names match (server parts).")
+    measured: str = Field(description="When and how.")
+    pairs: list[Pair] = Field(min_length=1)
+
+    def parts(self, catalog: Sequence[CatalogHardware]) -> list[CatalogHardware]:
+        return [
+            h
+            for h in catalog
+            if h.kind == "cpu" and h.architecture in self.architectures and re.search(self.names, h.name)
+        ]
+
+
+class Pairs(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    about: str
+    machines: list[Machine]
+
+
+@lru_cache(maxsize=1)
+def shipped() -> Pairs:
+    path = resources.files("app.perfmodel").joinpath("data/cpu_runtime_pairs.json")
+    return Pairs.model_validate(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _profile(pair: Pair) -> Profile | None:
+    return profiles().get((pair.workload, pair.task, pair.precision))
+
+
+def modelled_ratios(
+    pair: Pair, parts: Sequence[CatalogHardware], params: Params, factors: Sequence[float]
+) -> list[float]:
+    """The model's eager / graph throughput ratio for ``pair`` at each eager kernel factor: the median
+    over ``parts``."""
+    profile = _profile(pair)
+    devices = [d for part in parts if (d := device(part, pair.precision)) is not None]
+    if profile is None or not devices:
+        return []
+    cases = [
+        Case(profile, dev, pair.batch, runtime, pair.threads)
+        for dev in devices
+        for runtime in (EAGER_RUNTIME, pair.graph_runtime)
+    ]
+    found = []
+    for f in factors:
+        seconds = [b.seconds for b in steps(cases, replace(params, eager_kernel=float(f)))]
+        # the ratio of throughputs is graph seconds over eager seconds
+        found.append(statistics.median(seconds[k + 1] / seconds[k] for k in range(0, len(seconds), 2)))
+    return found
+
+
+def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> float | None:
+    """The eager kernel factor at which the model's ratio for ``pair`` is the measured one; None when the
+    model cannot price the pair (no profile, no part)."""
+    ratios = modelled_ratios(pair, parts, params, GRID.tolist())
+    if not ratios:
+        return None
+    logs = np.log(np.array(ratios))  # increasing in the factor: a faster eager kernel, a higher ratio
+    return float(math.exp(np.interp(math.log(pair.ratio), logs, np.log(GRID))))
+
+
+def factor(machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params) -> float | None:
+    """The geometric median over every pair of the factor it needs; None without any pair the model prices."""
+    logs = [
+        math.log(f) for m in machines for pair in m.pairs if (f := needed(pair, m.parts(catalog), params)) is not None
+    ]
+    return math.exp(statistics.median(logs)) if logs else None
+
+
+def leave_one_machine_out(
+    machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params
+) -> list[tuple[str, Pair, float, float]]:
+    """(machine, pair, the model's ratio with the factor from the other machines, with none) per pair."""
+    rows = []
+    for m in machines:
+        others = factor([o for o in machines if o.name != m.name], catalog, params)
+        if others is None:
+            continue
+        for pair in m.pairs:
+            ratios = modelled_ratios(pair, m.parts(catalog), params, [others, 1.0])
+            if ratios:
+                rows.append((m.name, pair, ratios[0], ratios[1]))
+    return rows

@@ -1,0 +1,43 @@
+"""benchmarks/lab_cpu.py: which catalog parts a lab CPU can be, and its eager / graph pairs."""
+
+from __future__ import annotations
+
+import re
+
+from app.catalog import load
+from app.contracts import ResultStatus
+from app.perfmodel.runtime_pairs import Machine
+from benchmarks.lab_cpu import candidates, pairs_entry
+from testkit.factories import result, run_report
+
+
+def test_a_cpuid_names_its_generation_and_the_catalog_parts_of_it() -> None:
+    generation, parts = candidates("AuthenticAMD", 23, 1, load())
+    assert generation == "Zen" and parts
+    assert all(p.architecture == "Zen" and re.fullmatch(r"AMD EPYC 7\d\d1P?", p.name) for p in parts)
+    assert candidates("AuthenticAMD", 23, 0x31, load())[0] == "Zen 2"
+    assert candidates("AuthenticAMD", 99, 1, load()) == ("unknown", [])
+
+
+def test_only_configs_measured_under_both_runtimes_make_a_pair() -> None:
+    cpu = {"device": "cpu", "precision": "fp32", "threads": 2, "batch_size": 1}
+    report = run_report(
+        results=[
+            result(workload="resnet50", runtime="torch-eager", throughput_samples_per_s=6.0, **cpu),
+            result(workload="resnet50", runtime="onnxruntime-cpu", throughput_samples_per_s=9.0, **cpu),
+            result(workload="lstm", runtime="torch-eager", throughput_samples_per_s=250.0, **cpu),  # eager alone
+            result(
+                workload="bert_base",
+                runtime="onnxruntime-cpu",
+                status=ResultStatus.unsupported,
+                reason="not in this build",
+                throughput_samples_per_s=None,
+                **cpu,
+            ),
+        ]
+    )
+    _, parts = candidates("AuthenticAMD", 23, 1, load())
+    entry = Machine.model_validate(pairs_entry("vm-test", "AMD EPYC", parts, report))
+    assert entry.architectures == ["Zen"] and entry.parts(load()) == parts
+    (pair,) = entry.pairs
+    assert (pair.workload, pair.graph_runtime, pair.ratio) == ("resnet50", "onnxruntime-cpu", 6.0 / 9.0)

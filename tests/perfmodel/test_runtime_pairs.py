@@ -1,0 +1,74 @@
+"""The eager kernel factor from lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from app.catalog import load
+from app.contracts import Precision, Task
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.runtime_pairs import Machine, Pair, factor, leave_one_machine_out, modelled_ratios, needed, shipped
+
+
+def machine(name: str, ratio: float) -> Machine:
+    pair = Pair(
+        workload="resnet50",
+        task=Task.infer,
+        precision=Precision.fp32,
+        batch=1,
+        threads=2,
+        eager=10.0 * ratio,
+        graph_runtime="onnxruntime-cpu",
+        graph=10.0,
+    )
+    return Machine(
+        name=name, cpu="a toy", architectures=["Zen 2"], names=r"EPYC 7\d\d2", measured="made up here", pairs=[pair]
+    )
+
+
+def test_the_factor_needed_gives_the_measured_ratio_back() -> None:
+    params, catalog = calibration().of("cpu"), load()
+    toy = machine("toy", 1.0)
+    parts = toy.parts(catalog)
+    assert parts and all(p.architecture == "Zen 2" for p in parts)
+    (at_half,) = modelled_ratios(toy.pairs[0], parts, params, [0.5])
+    measured = machine("toy", at_half).pairs[0]
+    assert needed(measured, parts, params) == pytest.approx(0.5, rel=1e-3)
+    # a slower eager kernel, a lower ratio; the graph runtime is untouched
+    low, high = modelled_ratios(measured, parts, params, [0.3, 0.9])
+    assert low < at_half < high
+
+
+def test_the_factor_is_the_median_and_each_machine_is_predicted_from_the_others() -> None:
+    params, catalog = calibration().of("cpu"), load()
+    pair = machine("x", 1.0).pairs[0]
+    parts = machine("x", 1.0).parts(catalog)
+    r = {f: modelled_ratios(pair, parts, params, [f])[0] for f in (0.4, 0.6, 0.8)}
+    machines = [machine("a", r[0.4]), machine("b", r[0.6]), machine("c", r[0.8])]
+    assert factor(machines, catalog, params) == pytest.approx(0.6, rel=1e-3)
+    rows = {name: held for name, _pair, held, _bare in leave_one_machine_out(machines, catalog, params)}
+    # "a" is predicted from b and c (median of 0.6 and 0.8 in logs: their geometric mean)
+    assert rows["a"] == pytest.approx(modelled_ratios(pair, parts, params, [(0.6 * 0.8) ** 0.5])[0], rel=1e-3)
+
+
+def test_the_shipped_pairs_read_and_set_the_shipped_factor() -> None:
+    machines = shipped().machines
+    assert len(machines) >= 3 and all(m.parts(load()) for m in machines)
+    assert 0.3 < calibration().eager_kernel["cpu"] < 1.0
+    assert calibration().of("cpu").eager_kernel == calibration().eager_kernel["cpu"]
+    assert calibration().of("gpu").eager_kernel == 1.0  # GPUs: the same cuDNN and cuBLAS either way
+
+
+def test_a_pair_with_no_throughput_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        Pair(
+            workload="resnet50",
+            task=Task.infer,
+            precision=Precision.fp32,
+            batch=1,
+            threads=2,
+            eager=0.0,
+            graph_runtime="onnxruntime-cpu",
+            graph=1.0,
+        )
