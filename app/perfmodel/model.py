@@ -25,7 +25,9 @@ The lab's eager runs, and every prediction for them, have ``t = 1``.
 On a CPU, eager PyTorch's matrix kernels (oneDNN convolutions called one by one on plain-layout
 tensors, MKL GEMMs) run slower than a graph runtime's (layouts and packed weights kept across the
 graph): the class efficiencies, which OpenVINO's published runs set, are multiplied by the *eager
-kernel factor* (``Params.eager_kernel``) for ``torch-eager``, measured on lab CPUs that ran both.
+kernel factor* (``Params.eager_kernel``) for ``torch-eager``, measured on lab CPUs that ran both. On a
+GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
+and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
 The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
@@ -93,7 +95,17 @@ def dispatch_of(runtime: str) -> Dispatch:
 
 
 EAGER_RUNTIME = "torch-eager"
-"""The runtime the eager kernel factor applies to: PyTorch calling a library kernel per operator."""
+"""The runtime the eager kernel factor and the layout transposes apply to: PyTorch calling a library
+kernel per operator, on its default (channels-first) layout."""
+HALF_PRECISIONS = frozenset({"fp16", "bf16"})
+RELAYOUT_BYTES = 2.0
+"""What a transposed convolution moves beyond its own traffic, in multiples of it: on a GPU at 16-bit
+precision cuDNN runs its tensor-core convolutions on channels-last (NHWC) data and transposes
+PyTorch's default channels-first (NCHW) operands into that layout and the result back, each a read and
+a write of the tensor (cuDNN's documentation, "Tensor Transformations"; PyTorch's channels-last
+tutorial; NVIDIA measured about 30% on ResNet-50 from keeping the data channels-last)."""
+RELAYOUT_KERNELS = 2.0
+"""The transposes' kernels per convolution kernel: one into NHWC, one back, launched by cuDNN."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,12 +216,15 @@ def evaluate(
     eager: Array,
     watts: Array,
     traffic: Array,
+    relayout: Array,
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager
     dispatch; ``eager`` is 1 where the eager kernel factor applies (EAGER_RUNTIME); ``traffic`` is the
-    case's traffic factor (1 for eager PyTorch as profiled)."""
+    case's traffic factor (1 for eager PyTorch as profiled); ``relayout`` is 1 where a case's convolutions
+    are transposed to NHWC and back (``RELAYOUT_BYTES``)."""
     i = cols.case
-    moved = cols.bytes * traffic[i]
+    relaid = np.array([c == "conv" for c in cols.op_class], dtype=bool) & (relayout[i] > 0)
+    moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.array([params[c] for c in cols.op_class])
@@ -220,6 +235,7 @@ def evaluate(
     peak = np.where(cols.tensor, matrix[i], vector[i])
     n = cols.cases
     launched, called, kept = fused(cols, dispatch)
+    launched = launched + np.where(relaid, RELAYOUT_KERNELS * cols.kernels, 0.0)  # from C++, not Python
     moved = moved * kept
     compute = (flops + launched * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
@@ -321,8 +337,18 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         op_class=classes,
         cases=len(cases),
     )
-    figures = [case(c.device, c.runtime, c.threads, c.traffic, c.streams) for c in cases]
+    figures = [
+        case(c.device, c.runtime, c.threads, c.traffic, c.streams) | {"relayout": relayout(c)} for c in cases
+    ]
     return cols, {name: np.array([f[name] for f in figures]) for name in figures[0]}
+
+
+def relayout(c: Case) -> float:
+    """1 where the case's convolutions are transposed to channels-last and back (``RELAYOUT_BYTES``):
+    eager PyTorch, which keeps PyTorch's channels-first default, on a GPU at 16-bit precision. A
+    published stack (NGC's containers run channels-last) and a graph runtime lay the data out once."""
+    half = c.profile.precision.value in HALF_PRECISIONS
+    return 1.0 if half and c.device.kind == "gpu" and c.runtime.replace("_", "-") == EAGER_RUNTIME else 0.0
 
 
 def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:

@@ -14,7 +14,17 @@ from app.contracts import Precision, Task
 from app.perfmodel import bands
 from app.perfmodel.calibrate import PRIORS, Observation, fit, predict, traffic_group
 from app.perfmodel.device import Device
-from app.perfmodel.model import PARAMETERS, Case, Params, fused, scaled, stacked, step
+from app.perfmodel.model import (
+    PARAMETERS,
+    RELAYOUT_BYTES,
+    RELAYOUT_KERNELS,
+    Case,
+    Params,
+    fused,
+    scaled,
+    stacked,
+    step,
+)
 from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
 
 PARAMS = Params("gpu", {p: PRIORS["gpu"][p][0] for p in PARAMETERS})
@@ -136,7 +146,8 @@ def test_a_cpu_with_fewer_threads_is_slower() -> None:
 
 
 def test_a_graph_runtime_launches_no_more_plain_kernels_than_matrix_kernels() -> None:
-    toy = profile()  # 50 convolutions, 50 normalisations, 70 elementwise operators
+    toy = profile().model_copy(update={"precision": Precision.fp32})  # no layout transposes (below)
+    # 50 convolutions, 50 normalisations, 70 elementwise operators
     cols, figures = stacked([Case(toy, gpu(), 1, "torch-eager"), Case(toy, gpu(), 1, "torch-compile")])
     launched, called, kept = fused(cols, figures["dispatch"])
     eager, graph = cols.case == 0, cols.case == 1
@@ -151,6 +162,24 @@ def test_a_graph_runtime_launches_no_more_plain_kernels_than_matrix_kernels() ->
     assert compiled.device_s < one.device_s and compiled.host_s < one.host_s
     assert compiled.bytes < one.bytes == pytest.approx(toy.bytes(1))  # a fused chain writes once
     assert compiled.flops == pytest.approx(one.flops)  # and does the same math
+
+
+def test_eager_pytorchs_half_precision_convolutions_on_a_gpu_are_transposed_to_nhwc_and_back() -> None:
+    toy = profile()  # bf16: 50 convolutions moving 3e7 bytes a sample and 1e8 of weights
+    conv = toy.buckets[0].bytes.at(8)
+    eager = step(toy, gpu(), 8, PARAMS, runtime="torch-eager")
+    fp32 = toy.model_copy(update={"precision": Precision.fp32})
+    assert eager.bytes == pytest.approx(toy.bytes(8) + RELAYOUT_BYTES * conv)  # every operand read and written again
+    assert step(fp32, gpu(), 8, PARAMS, runtime="torch-eager").bytes == pytest.approx(fp32.bytes(8))
+    for runtime in ("pytorch-ngc", "onnxruntime-cuda"):  # NGC runs channels-last; a graph lays out once
+        assert step(toy, gpu(), 8, PARAMS, runtime=runtime).bytes <= toy.bytes(8)
+    cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None)
+    params = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})
+    assert step(toy, cpu, 8, params, runtime="torch-eager").bytes == pytest.approx(toy.bytes(8))
+    # the transposes are kernels cuDNN launches: no Python dispatch, a launch each
+    plain = step(toy, gpu(), 1, PARAMS, runtime="pytorch-ngc")
+    one = step(toy, gpu(), 1, PARAMS, runtime="torch-eager")
+    assert one.host_s - plain.host_s == pytest.approx(RELAYOUT_KERNELS * 50 * PARAMS["launch_s"])
 
 
 def test_the_eager_kernel_factor_slows_eager_pytorchs_matrix_kernels_alone() -> None:
@@ -248,7 +277,7 @@ def test_a_sources_yearly_reruns_share_one_traffic_factor() -> None:
         for batch in (8, 64, 256):  # the lab's eager runs pin the device parameters
             eager = step(profile(), dev, batch, PARAMS, runtime="torch-eager").seconds
             observations.append(Observation(profile(), batch, dev, batch / eager, "torch-eager", None, label=dev.id))
-        published = step(profile(), dev, 256, PARAMS, runtime="torch-eager", traffic=3.0).seconds
+        published = step(profile(), dev, 256, PARAMS, runtime="ngc", traffic=3.0).seconds
         for year in ("2022", "2024"):
             group = f"public:x-{year}/toy/infer/bf16"
             observations.append(Observation(profile(), 256, dev, 256 / published, "ngc", group, label=dev.id))
