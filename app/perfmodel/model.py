@@ -337,9 +337,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         op_class=classes,
         cases=len(cases),
     )
-    figures = [
-        case(c.device, c.runtime, c.threads, c.traffic, c.streams) | {"relayout": relayout(c)} for c in cases
-    ]
+    figures = [case(c.device, c.runtime, c.threads, c.traffic, c.streams) | {"relayout": relayout(c)} for c in cases]
     return cols, {name: np.array([f[name] for f in figures]) for name in figures[0]}
 
 
