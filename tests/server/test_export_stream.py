@@ -85,3 +85,13 @@ def test_export_holds_no_connection_between_pages(api: Api, db: Database) -> Non
     assert db.engine.pool.checkedout() == 0
     rows = list(csv.reader(io.StringIO("".join(results.iter_csv(db, ResultFilter(machine_id=machine_id), chunk=2)))))
     assert len(rows) == 1 + 5
+
+
+def test_export_pages_start_small_and_double(api: Api, db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that asks and never reads costs the server one small page, not a full one."""
+    monkeypatch.setattr(results, "FIRST_PAGE", 1)
+    machine_id, token = api.enroll()
+    api.post_run(token, run_report(results=[result(batch_size=b) for b in range(1, 8)]))
+    pages = list(results.iter_csv(db, ResultFilter(machine_id=machine_id), chunk=4))
+    rows = [len(list(csv.reader(io.StringIO(text)))) for text in pages]
+    assert rows == [1 + 1, 2, 4]  # the header, then 1, 2 and 4 of the 7 rows: 7 < 8 ends it
