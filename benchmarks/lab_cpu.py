@@ -32,10 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.catalog import CatalogHardware, load
-from app.contracts import LLM_PRESETS, Result, ResultStatus, RunReport
+from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport
 from app.perfmodel import generation
+from app.perfmodel.device import device
 from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
+from app.perfmodel.profile import TENSOR_CLASSES, shipped
 from app.perfmodel.runtime_pairs import Machine, Pair
 
 GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
@@ -104,7 +106,6 @@ def measure(budget_s: float) -> RunReport:
     from app.bench.runner import run_config
     from app.bench.suites import load_suite
     from app.contracts import MeasureSpec
-    from app.perfmodel.profile import shipped
     from app.probes import probe_machine
 
     machine = probe_machine()
@@ -206,6 +207,36 @@ def pairs_entry(name: str, cpu: str, parts: Sequence[CatalogHardware], report: R
     return machine.model_dump(mode="json")
 
 
+def outrun(results: Sequence[Result], parts: Sequence[CatalogHardware], threads: int) -> str | None:
+    """A note when this machine's matrix work ran faster than any part of its generation can at
+    ``threads`` cores and the part's highest clock: the CPUID is then a hypervisor's generic model over
+    a newer host (QEMU's "EPYC" is Naples' feature set), and the catalog level cannot be this machine's."""
+    fastest = max((part_peak(p, threads) for p in parts), default=0.0)
+    best = 0.0
+    for r in results:
+        if r.task is None or r.workload in LLM_PRESETS:  # a language model's profile is at another context
+            continue
+        profile = shipped().get((r.workload, r.task, r.precision))
+        if r.status is ResultStatus.ok and profile is not None and r.throughput_samples_per_s:
+            matrix = sum(b.flops.at(r.batch_size) for b in profile.buckets if b.op_class in TENSOR_CLASSES)
+            best = max(best, matrix * r.throughput_samples_per_s / r.batch_size)
+    if fastest and best > fastest:
+        return (
+            f"this machine ran matrix work at {best / 1e9:,.0f} GFLOP/s, more than any part of the generation "
+            f"its CPUID names can at {threads} cores and its highest clock ({fastest / 1e9:,.0f}): the CPUID is a "
+            "hypervisor's generic model, and the model's level cannot be this machine's (its ratios still are)"
+        )
+    return None
+
+
+def part_peak(part: CatalogHardware, threads: int) -> float:
+    """FP32 FLOP/s of ``threads`` of the part's cores at its highest clock."""
+    dev = device(part, Precision.fp32)
+    if dev is None:
+        return 0.0
+    return dev.matrix / dev.units * min(threads, dev.units) * dev.turbo
+
+
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", type=Path, help="read the results from this RunReport instead of measuring")
@@ -245,6 +276,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
             f"| {label} | {measured:,.1f} | {middle:,.1f} | {min(predicted):,.1f} - {max(predicted):,.1f} "
             f"| {middle / measured:.2f} |"
         )
+    if note := outrun(report.results, parts, threads):
+        out("")
+        out(f"note: {note}")
     if rows:
         typical = math.exp(statistics.fmean(logs)) - 1
         out("")

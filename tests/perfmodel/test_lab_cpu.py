@@ -41,3 +41,15 @@ def test_only_configs_measured_under_both_runtimes_make_a_pair() -> None:
     assert entry.architectures == ["Zen"] and entry.parts(load()) == parts
     (pair,) = entry.pairs
     assert (pair.workload, pair.graph_runtime, pair.ratio) == ("resnet50", "onnxruntime-cpu", 6.0 / 9.0)
+
+
+def test_a_machine_faster_than_its_cpuids_generation_is_said_to_be() -> None:
+    from benchmarks.lab_cpu import outrun
+
+    _, parts = candidates("AuthenticAMD", 23, 1, load())  # Zen: at most 122 GFLOP/s on 2 cores
+    cpu = {"device": "cpu", "precision": "fp32", "threads": 2, "batch_size": 8, "runtime": "onnxruntime-cpu"}
+    plausible = result(workload="resnet50", throughput_samples_per_s=10.0, **cpu)  # 82 GFLOP/s
+    impossible = result(workload="resnet50", throughput_samples_per_s=40.0, **cpu)  # 330 GFLOP/s
+    assert outrun([plausible], parts, 2) is None
+    note = outrun([plausible, impossible], parts, 2)
+    assert note is not None and "generic model" in note
