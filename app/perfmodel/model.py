@@ -223,7 +223,9 @@ def evaluate(
     case's traffic factor (1 for eager PyTorch as profiled); ``relayout`` is 1 where a case's convolutions
     are transposed to NHWC and back (``RELAYOUT_BYTES``)."""
     i = cols.case
-    relaid = np.array([c == "conv" for c in cols.op_class], dtype=bool) & (relayout[i] > 0)
+    relaid = np.zeros(len(i), dtype=bool)
+    if relayout.any():  # only GPU cases at half precision: spare the others the pass over the classes
+        relaid = np.array([c == "conv" for c in cols.op_class], dtype=bool) & (relayout[i] > 0)
     moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
