@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import String, func, or_, select
+from sqlalchemy import Select, String, func, or_, select
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.orm import Session
 
@@ -46,39 +46,26 @@ class LabMeasurement(NamedTuple):
     """None: the original model."""
 
 
-def owned_devices(session: Session) -> list[OwnedDevice]:
-    """Every device of every machine that is not retired, by hostname and device."""
-    rows = session.execute(
-        select(
-            DeviceRow.machine_id,
-            Machine.hostname,
-            DeviceRow.device_id,
-            DeviceRow.kind,
-            DeviceRow.name,
-            DeviceRow.catalog_id,
-        )
+def _fleet(machine_id: Any) -> Select[Any]:
+    """Every device of every machine that is not retired: its machine (``machine_id`` as selected),
+    hostname, device id, kind, name and catalog id."""
+    return (
+        select(machine_id, Machine.hostname, DeviceRow.device_id, DeviceRow.kind, DeviceRow.name, DeviceRow.catalog_id)
         .join(Machine, Machine.id == DeviceRow.machine_id)
         .where(Machine.retired_at.is_(None))
-        .order_by(Machine.hostname, DeviceRow.device_id)
     )
+
+
+def owned_devices(session: Session) -> list[OwnedDevice]:
+    """Every device of every machine that is not retired, by hostname and device."""
+    rows = session.execute(_fleet(DeviceRow.machine_id).order_by(Machine.hostname, DeviceRow.device_id))
     return [OwnedDevice(*row) for row in rows]
 
 
 def fleet_fingerprint(session: Session) -> frozenset[tuple[object, ...]]:
     """What ``owned_devices`` reads, as a set to compare: the machine ids as the database's text (no
     UUID parsing, no ordering), a third of the time for the fleet read on every ask."""
-    rows = session.execute(
-        select(
-            sql_cast(DeviceRow.machine_id, String),
-            Machine.hostname,
-            DeviceRow.device_id,
-            DeviceRow.kind,
-            DeviceRow.name,
-            DeviceRow.catalog_id,
-        )
-        .join(Machine, Machine.id == DeviceRow.machine_id)
-        .where(Machine.retired_at.is_(None))
-    )
+    rows = session.execute(_fleet(sql_cast(DeviceRow.machine_id, String)))
     return frozenset(tuple(row) for row in rows)
 
 
