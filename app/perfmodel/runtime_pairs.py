@@ -127,7 +127,10 @@ def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> floa
     if not ratios:
         return None
     logs = np.log(np.array(ratios))  # increasing in the factor: a faster eager kernel, a higher ratio
-    return float(math.exp(np.interp(math.log(pair.ratio), logs, np.log(GRID))))
+    if logs[-1] <= logs[0] or np.any(np.diff(logs) < 0):  # no matrix work the factor reaches
+        return None
+    rising = np.concatenate([[True], np.diff(logs) > 0])  # past an efficiency's cap of 1 the ratio is flat
+    return float(math.exp(np.interp(math.log(pair.ratio), logs[rising], np.log(GRID)[rising])))
 
 
 def factor(machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params) -> float | None:
