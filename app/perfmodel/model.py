@@ -90,14 +90,25 @@ GRAPH_RUNTIMES = frozenset({"onnxruntime-cpu", "onnxruntime-cuda", "openvino", "
 """Runtimes that run a whole graph from C++: no Python per operator."""
 
 
+def _named(runtime: str) -> str:
+    return runtime.replace("_", "-")
+
+
 def dispatch_of(runtime: str) -> Dispatch:
-    return "graph" if runtime.replace("_", "-") in GRAPH_RUNTIMES else "eager"
+    return "graph" if _named(runtime) in GRAPH_RUNTIMES else "eager"
 
 
 EAGER_RUNTIME = "torch-eager"
 """The runtime the eager kernel factor and the layout transposes apply to: PyTorch calling a library
 kernel per operator, on its default (channels-first) layout."""
 HALF_PRECISIONS = frozenset({"fp16", "bf16"})
+
+
+def is_eager(runtime: str) -> bool:
+    """Whether ``runtime`` is EAGER_RUNTIME (either spelling)."""
+    return _named(runtime) == EAGER_RUNTIME
+
+
 RELAYOUT_BYTES = 2.0
 """What a transposed convolution moves beyond its own traffic, in multiples of it: on a GPU at 16-bit
 precision cuDNN runs its tensor-core convolutions on channels-last (NHWC) data and transposes
@@ -283,9 +294,10 @@ def scaled(dev: Device, threads: int | None, busy: int | None = None) -> tuple[f
     return dev.matrix * share * clock, dev.vector * share * clock, bandwidth
 
 
-def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0, streams: int = 1) -> dict[str, float]:
-    """One case's device figures and traffic factor, as ``evaluate`` takes them (an array of these per case):
-    those of one of ``streams`` copies of the step running at once, each on ``threads`` cores."""
+def figures_of(c: Case) -> dict[str, float]:
+    """One case's device figures and factors, as ``evaluate`` takes them (an array of these per case):
+    those of one of ``c.streams`` copies of the step running at once, each on ``c.threads`` cores."""
+    dev, threads, streams = c.device, c.threads, c.streams
     matrix, vector, bandwidth = scaled(dev, threads, threads * streams if threads else None)
     return {
         "matrix": matrix,
@@ -295,10 +307,11 @@ def case(dev: Device, runtime: str, threads: int | None, traffic: float = 1.0, s
         "units": min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units,
         "clock_hz": dev.clock_hz,
         "unit_watts": dev.tdp_w / dev.units if dev.tdp_w else float("inf"),
-        "dispatch": 1.0 if dispatch_of(runtime) == "eager" else 0.0,
-        "eager": 1.0 if runtime.replace("_", "-") == EAGER_RUNTIME else 0.0,
+        "dispatch": 1.0 if dispatch_of(c.runtime) == "eager" else 0.0,
+        "eager": 1.0 if is_eager(c.runtime) else 0.0,
         "watts": dev.matrix_watts if dev.kind == "gpu" else float("inf"),
-        "traffic": traffic,
+        "traffic": c.traffic,
+        "relayout": relayout(c),
     }
 
 
@@ -339,7 +352,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         op_class=classes,
         cases=len(cases),
     )
-    figures = [case(c.device, c.runtime, c.threads, c.traffic, c.streams) | {"relayout": relayout(c)} for c in cases]
+    figures = [figures_of(c) for c in cases]
     return cols, {name: np.array([f[name] for f in figures]) for name in figures[0]}
 
 
@@ -348,7 +361,7 @@ def relayout(c: Case) -> float:
     eager PyTorch, which keeps PyTorch's channels-first default, on a GPU at 16-bit precision. A
     published stack (NGC's containers run channels-last) and a graph runtime lay the data out once."""
     half = c.profile.precision.value in HALF_PRECISIONS
-    return 1.0 if half and c.device.kind == "gpu" and c.runtime.replace("_", "-") == EAGER_RUNTIME else 0.0
+    return 1.0 if half and c.device.kind == "gpu" and is_eager(c.runtime) else 0.0
 
 
 def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
