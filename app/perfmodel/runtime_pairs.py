@@ -127,27 +127,40 @@ def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> floa
     if not ratios:
         return None
     logs = np.log(np.array(ratios))  # increasing in the factor: a faster eager kernel, a higher ratio
-    if logs[-1] <= logs[0] or np.any(np.diff(logs) < 0):  # no matrix work the factor reaches
+    steps_up = np.diff(logs)
+    if logs[-1] <= logs[0] or np.any(steps_up < 0):  # no matrix work the factor reaches
         return None
-    rising = np.concatenate([[True], np.diff(logs) > 0])  # past an efficiency's cap of 1 the ratio is flat
+    rising = np.concatenate([[True], steps_up > 0])  # past an efficiency's cap of 1 the ratio is flat
     return float(math.exp(np.interp(math.log(pair.ratio), logs[rising], np.log(GRID)[rising])))
+
+
+def _needed_logs(
+    machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params
+) -> dict[str, list[float]]:
+    """Per machine, the log of the factor each of its pairs needs (the pairs the model prices)."""
+    return {
+        m.name: [math.log(f) for pair in m.pairs if (f := needed(pair, m.parts(catalog), params)) is not None]
+        for m in machines
+    }
+
+
+def _geometric_median(logs: Sequence[float]) -> float | None:
+    return math.exp(statistics.median(logs)) if logs else None
 
 
 def factor(machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params) -> float | None:
     """The geometric median over every pair of the factor it needs; None without any pair the model prices."""
-    logs = [
-        math.log(f) for m in machines for pair in m.pairs if (f := needed(pair, m.parts(catalog), params)) is not None
-    ]
-    return math.exp(statistics.median(logs)) if logs else None
+    return _geometric_median([x for logs in _needed_logs(machines, catalog, params).values() for x in logs])
 
 
 def leave_one_machine_out(
     machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params
 ) -> list[tuple[str, Pair, float, float]]:
     """(machine, pair, the model's ratio with the factor from the other machines, with none) per pair."""
+    logs = _needed_logs(machines, catalog, params)  # each pair's once, not once per machine it is left in
     rows = []
     for m in machines:
-        others = factor([o for o in machines if o.name != m.name], catalog, params)
+        others = _geometric_median([x for name, found in logs.items() if name != m.name for x in found])
         if others is None:
             continue
         for pair in m.pairs:
