@@ -14,14 +14,12 @@ Side by side in one run, on one SQLite database seeded over the real server's AP
 from __future__ import annotations
 
 import argparse
-import socket
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -29,7 +27,7 @@ from app.contracts import ResultRead
 from app.db import migrate, results
 from app.db.engine import Database
 from testkit.factories import Api, machine_spec, result, run_report
-from testkit.processes import ADMIN, ADMIN_HEADERS, server_process
+from testkit.processes import ADMIN, ADMIN_HEADERS, server_process, stalled_reader
 
 STALLED = 40
 PER_RUN = 2000
@@ -50,16 +48,6 @@ def _timed(run: Callable[[], object]) -> float:
     start = time.perf_counter()
     run()
     return time.perf_counter() - start
-
-
-def _stall(stack: ExitStack, base: str) -> None:
-    address = urlsplit(base)
-    sock = stack.enter_context(socket.socket())
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.connect((address.hostname or "127.0.0.1", address.port or 80))
-    sock.sendall(
-        f"GET /api/v1/results/export.csv HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN}\r\n\r\n".encode()
-    )
 
 
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
@@ -90,7 +78,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
                 out(f"server: a plain export {plain:.1f} s")
                 with ExitStack() as stack:
                     for _ in range(STALLED):
-                        _stall(stack, base)
+                        stack.enter_context(stalled_reader(base, "/api/v1/results/export.csv"))
                     time.sleep(5)
                 start = time.perf_counter()
                 with http.stream("GET", "/api/v1/results/export.csv", headers=ADMIN_HEADERS) as response:

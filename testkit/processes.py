@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -212,3 +213,18 @@ class Admin:
     def results(self, **params: Any) -> list[dict[str, Any]]:
         page = self.http.get("/api/v1/results", params={"limit": 1000, **params}).json()
         return list(page["items"])
+
+
+@contextmanager
+def stalled_reader(base: str, path: str) -> Iterator[socket.socket]:
+    """A client that asks the server at ``base`` for ``path`` (as the admin) and never reads a byte of
+    the answer: a small receive window, so the server's stream soon waits on it."""
+    address = urlsplit(base)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+    try:
+        sock.connect((address.hostname or "127.0.0.1", address.port or 80))
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN}\r\n\r\n".encode())
+        yield sock
+    finally:
+        sock.close()

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
-import socket
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -18,7 +15,7 @@ from app.db import results
 from app.db.engine import Database
 from app.db.results import ResultFilter
 from testkit.factories import Api, machine_spec, result, run_report
-from testkit.processes import ADMIN, ADMIN_HEADERS, server_process
+from testkit.processes import ADMIN_HEADERS, server_process, stalled_reader
 from tests.conftest import ONE_BACKEND, ScratchDatabases
 
 STALLED_READERS = 40  # more than either backend's pool holds (SQLite 8 + 16, PostgreSQL 10 + 20)
@@ -40,20 +37,6 @@ def _seed_over_http(http: httpx.Client, *, runs: int, per_run: int) -> None:
         assert response.status_code == 201, response.text
 
 
-@contextmanager
-def _stalled_reader(base: str, path: str) -> Iterator[socket.socket]:
-    """A client that asks for the export and never reads a byte of the answer."""
-    address = urlsplit(base)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
-    try:
-        sock.connect((address.hostname or "127.0.0.1", address.port or 80))
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN}\r\n\r\n".encode())
-        yield sock
-    finally:
-        sock.close()
-
-
 @pytest.mark.parametrize("backend", ONE_BACKEND)
 def test_stalled_export_readers_leave_the_service_answering(
     backend: str, scratch: ScratchDatabases, tmp_path: Path
@@ -63,7 +46,7 @@ def test_stalled_export_readers_leave_the_service_answering(
         _seed_over_http(http, runs=20, per_run=2000)  # 9 MB an export: more than the kernel buffers for a socket
         with ExitStack() as stack:
             for _ in range(STALLED_READERS):
-                stack.enter_context(_stalled_reader(base, "/api/v1/results/export.csv"))
+                stack.enter_context(stalled_reader(base, "/api/v1/results/export.csv"))
             time.sleep(5)  # the streams have filled what the sockets take and wait on their readers
             health = http.get("/healthz")  # before: 503 after the pool's 30 s wait, and so on until a restart
             query = http.get("/api/v1/results", params={"limit": 5}, headers=ADMIN_HEADERS)
