@@ -151,3 +151,64 @@ class ReplayNvml:
 
     def nvmlDeviceGetTemperature(self, h: int, sensor: int) -> int:
         return int(self._field(h, "temp_c"))
+
+
+READINGS: dict[str, tuple[str, ...]] = {
+    "name": ("nvmlDeviceGetName",),
+    "uuid": ("nvmlDeviceGetUUID",),
+    "cc": ("nvmlDeviceGetCudaComputeCapability",),
+    "mem_bus_width": ("nvmlDeviceGetMemoryBusWidth",),
+    "energy_total_mj": ("nvmlDeviceGetTotalEnergyConsumption",),
+    "pcie_max_gen": ("nvmlDeviceGetMaxPcieLinkGeneration",),
+    "pcie_max_width": ("nvmlDeviceGetMaxPcieLinkWidth",),
+    "pcie_cur_gen": ("nvmlDeviceGetCurrPcieLinkGeneration",),
+    "pcie_cur_width": ("nvmlDeviceGetCurrPcieLinkWidth",),
+    "ecc": ("nvmlDeviceGetEccMode",),
+    "mig": ("nvmlDeviceGetMigMode",),
+    "persistence": ("nvmlDeviceGetPersistenceMode",),
+    "num_cores": ("nvmlDeviceGetNumGpuCores",),
+    "arch": ("nvmlDeviceGetArchitecture",),
+    "brand": ("nvmlDeviceGetBrand",),
+}
+"""The captured key of each one-handle NVML reading ReplayNvml answers (watts and clocks apart)."""
+
+WATTS = {
+    "power_limit_w": "nvmlDeviceGetPowerManagementLimit",
+    "power_default_limit_w": "nvmlDeviceGetPowerManagementDefaultLimit",
+    "enforced_power_limit_w": "nvmlDeviceGetEnforcedPowerLimit",
+    "power_now_w": "nvmlDeviceGetPowerUsage",
+}
+
+
+def capture_gpu(nvml: Any, index: int) -> dict[str, Any]:
+    """One GPU as a live pynvml answers it, in the form ReplayNvml replays (what probe.json holds).
+
+    A reading the GPU does not support is left out, so that the replay raises NOT_SUPPORTED for it too."""
+    handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    found: dict[str, Any] = {
+        "driver": _plain(nvml.nvmlSystemGetDriverVersion()),
+        "cuda_driver": nvml.nvmlSystemGetCudaDriverVersion(),
+    }
+
+    def keep(key: str, call: Any) -> None:
+        try:
+            value = call()
+        except nvml.NVMLError:
+            return
+        found[key] = list(value) if isinstance(value, tuple) else _plain(value)
+
+    for key, (name,) in READINGS.items():
+        keep(key, lambda name=name: getattr(nvml, name)(handle))
+    keep("mem_total_mb", lambda: nvml.nvmlDeviceGetMemoryInfo(handle).total // (1024 * 1024))
+    for key, name in WATTS.items():
+        keep(key, lambda name=name: getattr(nvml, name)(handle) / 1000)
+    keep("power_limit_range_w", lambda: [w / 1000 for w in nvml.nvmlDeviceGetPowerManagementLimitConstraints(handle)])
+    keep("max_sm_clock_mhz", lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
+    keep("max_mem_clock_mhz", lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_MEM))
+    keep("sm_clock_mhz", lambda: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
+    keep("temp_c", lambda: nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
+    return found
+
+
+def _plain(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value

@@ -139,3 +139,40 @@ class FixtureSources(Sources):
 
     def facts(self) -> dict[str, Any]:
         return dict(self._host)
+
+
+class RecordingSources(HostSources):
+    """The live host, every answer also written into a fixture folder that FixtureSources replays.
+
+    What the probes read is what gets captured, no more: a probe that reads a new file is captured
+    with it on the next machine. A file that could not be read is left out (a replay answers None
+    for it too); a folder listed is made, so that a replay lists the same names."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _fs(self, path: str) -> Path:
+        return self.root / "fs" / path.lstrip("/")
+
+    def read(self, path: str) -> str | None:
+        text = super().read(path)
+        if text is not None:
+            target = self._fs(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        return text
+
+    def command(self, program: str, *args: str) -> str | None:
+        text = super().command(program, *args)
+        if text is not None:
+            (self.root / "cmd").mkdir(parents=True, exist_ok=True)
+            (self.root / "cmd" / f"{program}.txt").write_text(text, encoding="utf-8")
+        return text
+
+    def listdir(self, path: str) -> list[str]:
+        names = super().listdir(path)
+        for name in names:
+            entry = self._fs(f"{path.rstrip('/')}/{name}")
+            if not entry.exists():
+                entry.mkdir(parents=True)
+        return names

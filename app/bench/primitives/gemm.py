@@ -1,4 +1,8 @@
-"""C = A @ B with n x n matrices, per precision; int8 through torch._int_mm (CUDA only)."""
+"""C = A @ B with n x n matrices, per precision; int8 through torch._int_mm (CUDA only).
+
+The ``_nt`` sizes multiply by B transposed (B stored row-major, read as its transpose: the layout of
+a linear layer's weight), which BLAS libraries take as a flag rather than a copy; a figure well
+below the plain product's says the library's transposed kernels are the slower ones."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ PRECISIONS = tuple(p.value for p in MATH_PRECISIONS)
 
 class Gemm(Primitive):
     n: ClassVar[int]
+    transposed: ClassVar[bool] = False
 
     def unsupported(self, config: BenchConfig, machine: MachineSpec) -> str | None:
         from app.bench.torch_support import precision_unsupported
@@ -38,6 +43,7 @@ class Gemm(Primitive):
         if config.precision is Precision.int8:
             a = torch.randint(-128, 127, (self.n, self.n), dtype=torch.int8, generator=generator).to(device)
             b = torch.randint(-128, 127, (self.n, self.n), dtype=torch.int8, generator=generator).to(device)
+            b = b.t() if self.transposed else b
 
             def step() -> object:
                 return torch._int_mm(a, b)
@@ -46,6 +52,7 @@ class Gemm(Primitive):
             dtype = dtypes[config.precision]
             a = torch.randn(self.n, self.n, generator=generator).to(device=device, dtype=dtype)
             b = torch.randn(self.n, self.n, generator=generator).to(device=device, dtype=dtype)
+            b = b.t() if self.transposed else b
 
             def step() -> object:
                 return a @ b
@@ -60,9 +67,12 @@ class Gemm(Primitive):
         return PreparedPrimitive(step, sync, timer, 2.0 * self.n**3, "flop", close, device)
 
 
-def _info(n: int) -> PrimitiveInfo:
+def _info(n: int, *, transposed: bool = False) -> PrimitiveInfo:
     return PrimitiveInfo(
-        name=f"gemm_{n}", description=f"{n}x{n} matrix multiply", precisions=PRECISIONS, unit="TFLOP/s"
+        name=f"gemm_{n}_nt" if transposed else f"gemm_{n}",
+        description=f"{n}x{n} matrix multiply" + (", B transposed" if transposed else ""),
+        precisions=PRECISIONS,
+        unit="TFLOP/s",
     )
 
 
@@ -84,3 +94,8 @@ class Gemm4096(Gemm):
 @primitives.register
 class Gemm8192(Gemm):
     info, n = _info(8192), 8192
+
+
+@primitives.register
+class Gemm8192Transposed(Gemm):
+    info, n, transposed = _info(8192, transposed=True), 8192, True
