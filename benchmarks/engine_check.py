@@ -31,6 +31,7 @@ import torch
 from torch.utils import benchmark
 
 from app.bench.config import BenchConfig
+from app.bench.measure import GPU_WARMUP_MIN_S
 from app.bench.runner import run_config
 from app.bench.workloads import get_workload
 from app.contracts import MeasureSpec, Precision, Task
@@ -185,6 +186,9 @@ def reference_medians_ms(config: BenchConfig, seconds: float) -> tuple[float, fl
     try:
         step = reference_step(config)
         for _ in range(3):
+            step()
+        settled = time.perf_counter() + (GPU_WARMUP_MIN_S if device.type == "cuda" else 0.0)
+        while time.perf_counter() < settled:  # a GPU's clock, as the engine lets it settle
             step()
         times = []
         deadline = time.perf_counter() + seconds

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A GPU machine's whole check, in one go (issue "GPU truth"; docs/BENCHMARKS.md):
 #
-#   OUT=/tmp/gpu-truth benchmarks/gpu_truth.sh [SECONDS]
+#   OUT=/tmp/gpu-truth [SUITE=benchmarks/gpu_truth.toml] [SKIP="capture"] benchmarks/gpu_truth.sh [SECONDS]
 #
 # on a machine with an NVIDIA GPU, from a checkout: capture the machine as a probe fixture, the
-# ceilings and NVML's energy against power x time (benchmarks.gpu_ceilings), the engine against
+# clock and power over the first seconds of work (benchmarks.gpu_clocks), the ceilings and NVML's
+# energy against power x time (benchmarks.gpu_ceilings), the engine against
 # independent timing (benchmarks.engine_check --device cuda:0), the GPU tests (pytest -m gpu), then
 # the agent path for real: a server on SQLite, the agent enrolled, a job of benchmarks/gpu_truth.toml
 # claimed, measured and uploaded, the database exported. Each step has its own time limit and the
@@ -14,6 +15,8 @@
 set -u
 START=$SECONDS
 BUDGET=${1:-480}
+SUITE=${SUITE:-benchmarks/gpu_truth.toml}
+SKIP=" ${SKIP:-} "
 OUT=${OUT:-/tmp/gpu-truth}
 mkdir -p "$OUT"
 LOG=$OUT/log.txt
@@ -23,9 +26,10 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     && export PYTHONPATH=/tmp/site:$PWD
 fi
 left() { echo $((BUDGET - (SECONDS - START))); }
-step() {  # step NAME LIMIT COMMAND...: run with a time limit, output into the log
+step() {  # step NAME LIMIT COMMAND...: run with a time limit, output into the log (unless SKIP names it)
   local name=$1 limit=$2
   shift 2
+  [[ $SKIP == *" $name "* ]] && return
   echo "=== $name (limit ${limit} s, $(left) s left of the budget)" | tee -a "$LOG"
   timeout -k 10 "$limit" "$@" >>"$LOG" 2>&1
   echo "=== $name: exit $? after $((SECONDS - START)) s" | tee -a "$LOG"
@@ -52,7 +56,9 @@ for key in ('cpu', 'memory', 'software', 'power_sensors', 'hostname'):
     print(key, 'same' if live[key] == replayed[key] else f'differs: {live[key]} / {replayed[key]}')
 print('devices', [(d['id'], d['name'], d.get('catalog_id')) for d in replayed['devices']])
 "
-(cd /tmp/fixture && tar czf "$OUT/fixture.tgz" .)
+[[ -d /tmp/fixture ]] && (cd /tmp/fixture && tar czf "$OUT/fixture.tgz" .)
+
+step clocks 45 python3 -m benchmarks.gpu_clocks
 
 step ceilings 90 python3 -m benchmarks.gpu_ceilings --seconds 1.5
 step engine_check 120 python3 -m benchmarks.engine_check --device cuda:0 --rounds 2 --seconds 0.7
@@ -68,7 +74,7 @@ for _ in $(seq 60); do python3 -c "import httpx; httpx.get('$URL/healthz').raise
 ENROLMENT=$(python3 -m app token create enrollment 2>>"$LOG")
 step enroll 60 python3 -m app agent enroll --server $URL --token "$ENROLMENT" --config /tmp/agent.json --no-quiet-check
 MACHINE=$(python3 -m app machines list 2>>"$LOG" | awk '{print $1; exit}')
-step job 30 python3 -m app jobs create --suite benchmarks/gpu_truth.toml --machine "$MACHINE"
+step job 30 python3 -m app jobs create --suite "$SUITE" --machine "$MACHINE"
 step agent "$(($(left) > 30 ? $(left) : 30))" python3 -m app agent run --once --config /tmp/agent.json --no-quiet-check
 sleep 2
 step jobs 30 python3 -m app jobs list

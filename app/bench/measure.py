@@ -8,6 +8,13 @@ Stopping rule (Phoronix's dynamic run count, with its users' complaints fixed): 
 ``target_ci`` of the median, or the time budget or iteration cap is spent; the result says
 ``stable`` only in the first case. A fixed iteration count is obeyed exactly. The garbage
 collector is off while timing.
+
+A GPU has two more rules (``for_device``): it warms up for at least GPU_WARMUP_MIN_S and samples for
+at least GPU_SAMPLING_MIN_S. Steps that agree with each other say nothing of the clock: on an H200 a
+bf16 GEMM ran 16% faster over its first tens of milliseconds than once its 700 W cap had pulled the SM
+clock from 1,980 to about 1,470 MHz, a quarter of a second in; and NVML's energy counter steps every
+100 ms there, so a region of a few milliseconds read 0 J or a whole step (docs/PERFORMANCE.md, "GPU
+truth"; benchmarks/gpu_clocks.py shows both).
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from dataclasses import dataclass
 from app.contracts import MeasureSpec
 
 Z95 = 1.959963984540054
+GPU_WARMUP_MIN_S = 1.0
+GPU_SAMPLING_MIN_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +124,29 @@ def timed(step: Callable[[], object], sync: Callable[[], None] | None) -> float:
     return (time.perf_counter_ns() - start) / 1e9
 
 
+def for_device(config: MeasureSpec, device: str) -> MeasureSpec:
+    """The settings with the device's own minimums where the suite left them unset."""
+    gpu = device != "cpu"
+    return config.model_copy(
+        update={
+            "warmup_min_s": config.warmup_min_s if config.warmup_min_s is not None else GPU_WARMUP_MIN_S * gpu,
+            "sampling_min_s": config.sampling_min_s if config.sampling_min_s is not None else GPU_SAMPLING_MIN_S * gpu,
+        }
+    )
+
+
 def warm_up(step: Callable[[], object], sync: Callable[[], None] | None, config: MeasureSpec, *, timer: TimerFn) -> int:
-    """Run until two successive windows agree, or the warm-up budget is spent; returns iterations."""
+    """Run until two successive windows agree (and warmup_min_s has passed), or the warm-up budget is
+    spent; returns iterations."""
     times: list[float] = []
-    deadline = time.perf_counter() + config.warmup_budget_s
+    start = time.perf_counter()
+    least = start + (config.warmup_min_s or 0.0)
+    deadline = max(start + config.warmup_budget_s, least)
     window = config.warmup_window
     while True:
         times.append(timer(step, sync))
+        if time.perf_counter() < least:
+            continue
         if len(times) >= max(config.warmup_min, 2 * window):
             previous = statistics.median(times[-2 * window : -window])
             latest = statistics.median(times[-window:])
@@ -159,11 +184,13 @@ def _sample(
         samples = [timer(step, sync) for _ in range(config.fixed_iterations)]
         return samples, relative_ci(samples) <= config.target_ci
     samples = []
-    deadline = time.perf_counter() + config.time_budget_s
+    start = time.perf_counter()
+    least = start + (config.sampling_min_s or 0.0)
+    deadline = max(start + config.time_budget_s, least)
     next_check = config.min_iterations
     while len(samples) < config.max_iterations:
         samples.append(timer(step, sync))
-        if len(samples) >= next_check:
+        if len(samples) >= next_check and time.perf_counter() >= least:
             # Checking every ~10% more samples keeps the bookkeeping off fast steps' wall clock.
             next_check = len(samples) + max(1, len(samples) // 10)
             if relative_ci(samples) <= config.target_ci:

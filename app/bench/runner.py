@@ -21,7 +21,7 @@ from app import __version__
 from app.bench import data_parallel
 from app.bench.config import BenchConfig
 from app.bench.energy import EnergyReading, Metered, PeakRss, Sampler, meter_for
-from app.bench.measure import Timing, measure, timed
+from app.bench.measure import Timing, for_device, measure, timed
 from app.bench.primitives import primitives
 from app.bench.runtimes import runtimes
 from app.bench.runtimes.base import Runtime
@@ -186,6 +186,7 @@ def run_config(
     config: BenchConfig, machine: MachineSpec, measure_config: MeasureSpec, *, size: Size = "standard"
 ) -> Result:
     """Measure one config; never raises for the config's own failures."""
+    measure_config = for_device(measure_config, config.device)
     reason = unsupported_reason(config, machine)
     if reason:
         return _failed(config, ResultStatus.unsupported, reason)

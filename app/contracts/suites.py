@@ -110,6 +110,19 @@ class MeasureSpec(BaseModel):
     fixed_iterations: int | None = Field(
         default=None, ge=1, le=10_000_000, description="Exactly this many timed iterations, whatever the statistics."
     )
+    warmup_min_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=3600,
+        description="Warm up at least this long, steady or not; none: the device's own (1 s on a GPU, 0 on a CPU).",
+    )
+    sampling_min_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=3600,
+        description="Sample at least this long before the stopping rule may end it (an energy counter needs the "
+        "time); none: the device's own (1 s on a GPU, 0 on a CPU).",
+    )
 
 
 class GridSpec(BaseModel):

@@ -9,7 +9,15 @@ import time
 import numpy as np
 import pytest
 
-from app.bench.measure import measure, median_ci, percentile, relative_ci
+from app.bench.measure import (
+    GPU_SAMPLING_MIN_S,
+    GPU_WARMUP_MIN_S,
+    for_device,
+    measure,
+    median_ci,
+    percentile,
+    relative_ci,
+)
 from app.contracts import MeasureSpec
 
 KNOWN_MS = 5.0
@@ -77,3 +85,22 @@ def test_relative_ci_shrinks_with_more_samples() -> None:
     small, large = list(rng.normal(10, 1, 20)), list(rng.normal(10, 1, 2000))
     assert relative_ci(large) < relative_ci(small)
     assert statistics.median(large) == pytest.approx(10, rel=0.02)
+
+
+def test_a_gpu_warms_up_and_samples_for_its_minimums_even_when_steps_agree_at_once() -> None:
+    """Steady steps say nothing of the clock: a GPU from idle ramps it, a power-capped one lowers it."""
+    spec = for_device(MeasureSpec(time_budget_s=0.05, warmup_budget_s=0.0), "cuda:0")
+    assert (spec.warmup_min_s, spec.sampling_min_s) == (GPU_WARMUP_MIN_S, GPU_SAMPLING_MIN_S)
+    short = spec.model_copy(update={"warmup_min_s": 0.3, "sampling_min_s": 0.4})
+    timing = measure(lambda: spin(2.0), short)
+    assert timing.warmup_iterations * 2.0 >= 300 * 0.95
+    assert timing.total_s >= 0.4 and timing.stable
+
+
+def test_a_cpu_keeps_the_plain_stopping_rule_and_a_suite_may_set_the_minimums() -> None:
+    cpu = for_device(MeasureSpec(), "cpu")
+    assert (cpu.warmup_min_s, cpu.sampling_min_s) == (0.0, 0.0)
+    timing = measure(lambda: spin(2.0), cpu.model_copy(update={"warmup_budget_s": 0.0}))
+    assert timing.total_s < 0.2, "the CI is met after a handful of identical steps"
+    chosen = for_device(MeasureSpec(warmup_min_s=0.0, sampling_min_s=3.0), "cuda:0")
+    assert (chosen.warmup_min_s, chosen.sampling_min_s) == (0.0, 3.0)
