@@ -152,6 +152,20 @@ class ReplayNvml:
     def nvmlDeviceGetTemperature(self, h: int, sensor: int) -> int:
         return int(self._field(h, "temp_c"))
 
+    def nvmlDeviceGetClockInfo(self, h: int, clock: int) -> int:
+        if clock != NVML_CLOCK_SM:
+            raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
+        return int(self._field(h, "sm_clock_mhz"))
+
+    def nvmlDeviceGetNumGpuCores(self, h: int) -> int:
+        return int(self._field(h, "num_cores"))
+
+    def nvmlDeviceGetArchitecture(self, h: int) -> int:
+        return int(self._field(h, "arch"))
+
+    def nvmlDeviceGetBrand(self, h: int) -> int:
+        return int(self._field(h, "brand"))
+
 
 READINGS: dict[str, tuple[str, ...]] = {
     "name": ("nvmlDeviceGetName",),
