@@ -18,6 +18,9 @@ from app.contracts.catalog import (
     Price,
     PublicImportReport,
     PublicResult,
+    ReferenceResult,
+    ReferenceRun,
+    ReferenceRunInfo,
     Watts,
 )
 from app.contracts.common import (
@@ -212,6 +215,9 @@ __all__ = [
     "Reason",
     "ReasonCode",
     "Recommendation",
+    "ReferenceResult",
+    "ReferenceRun",
+    "ReferenceRunInfo",
     "RegistryRead",
     "Rejection",
     "Result",

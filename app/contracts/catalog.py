@@ -16,13 +16,18 @@ from app.contracts.common import (
     Text,
     WorkloadName,
 )
-from app.contracts.results import split_legacy_workload
+from app.contracts.machine import MachineSpec
+from app.contracts.results import Result, split_legacy_workload
+
+PUBLIC_SOURCE = r"public:[a-z0-9][a-z0-9_.\-]{0,60}"
+REFERENCE_SOURCE = r"reference:hwadvisor-[a-z0-9][a-z0-9_.\-]{0,50}"
 
 
 class PublicResult(Strict):
-    """A measured result someone else published; kept apart from the lab's under source 'public:...'."""
+    """A measured result from outside the lab, kept apart from the lab's under its source: 'public:...'
+    for what someone else published, 'reference:hwadvisor-...' for a reference run hwadvisor ships."""
 
-    source: Annotated[str, Field(pattern=r"^public:[a-z0-9][a-z0-9_.\-]{0,60}$")]
+    source: Annotated[str, Field(pattern=rf"^({PUBLIC_SOURCE}|{REFERENCE_SOURCE})$")]
     hardware_id: Name
     hardware_name: Label
     workload: WorkloadName = Field(description="The bare name; 'resnet50/train' is read as the task too.")
@@ -41,6 +46,36 @@ class PublicResult(Strict):
     @classmethod
     def _legacy_workload(cls, data: Any) -> Any:
         return split_legacy_workload(data)
+
+
+class ReferenceRunInfo(Strict):
+    id: Label
+    suite: Name
+    harness: Text = Field(description="How the engine measured then: what changed between the runs, if anything.")
+
+
+class ReferenceResult(Strict):
+    run: Label = Field(description="The id of the run (ReferenceRunInfo) it was measured in.")
+    settled: bool = Field(
+        description="Measured after the GPU's clock and power had settled (its median step more than a quarter "
+        "second after the config began, or by a harness that warms a GPU up for a second): only these stand as "
+        "evidence for recommendations."
+    )
+    result: Result
+
+
+class ReferenceRun(Strict):
+    """A machine hwadvisor measured itself, shipped with the package (app/catalog/data/reference/):
+    its spec, its software, every result, and what to know about them."""
+
+    source: Annotated[str, Field(pattern=rf"^{REFERENCE_SOURCE}$")]
+    captured: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+    hardware_id: Name = Field(description="The catalog entry of the GPU measured.")
+    device: Annotated[str, Field(pattern=r"^cuda:\d{1,2}$")] = "cuda:0"
+    machine: MachineSpec
+    runs: list[ReferenceRunInfo] = Field(min_length=1)
+    results: list[ReferenceResult] = Field(min_length=1)
+    notes: list[Text] = Field(default_factory=list)
 
 
 class PublicImportReport(Strict):

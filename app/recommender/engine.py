@@ -37,6 +37,7 @@ from app.recommender.columns import PRECISIONS, Columns, Option, columns
 from app.recommender.estimators import Config, Evidence, estimate, estimate_all
 from app.recommender.evidence import (
     LAB,
+    REFERENCE,
     Hardware,
     Point,
     catalog_hardware,
@@ -370,11 +371,13 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     points = [p for p in lab_points(session, name, task, owned) if p.variant == variant]
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models
-    source = LAB if any(p.runtime == request.runtime for p in points if p.source == LAB) else None
-    if source is None:
-        source = next((p.source for p in points if p.runtime == request.runtime), LAB)
-    config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
-    result = estimate(hardware, config, Evidence(points, workload=name, task=task, variant=variant))
+    evidence = Evidence(points, workload=name, task=task, variant=variant)
+    result = None
+    for source in _sources_for(points, request.runtime):
+        config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
+        result = estimate(hardware, config, evidence)
+        if result is not None:
+            break
     if result is None:
         what = f"{workload_label(name, task)}" + (f" in variant {variant}" if variant else "")
         if variant is not None:
@@ -393,6 +396,20 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             hint="measure it on one lab machine (hwadvisor jobs create) or import published results",
         )
     return _with_memory_fit(result, hardware, request.batch_size).to_contract()
+
+
+def _sources_for(points: list[Point], runtime: str) -> list[str]:
+    """The sources to estimate a runtime's config from, in turn: the lab's where it ran the runtime,
+    else each other source that did (a reference run, a published one), and the lab's last, whose
+    config the model answers when nothing measured says anything of this one."""
+    if any(p.runtime == runtime for p in points if p.source == LAB):
+        return [LAB]
+    others = sorted({p.source for p in points if p.runtime == runtime and p.source != LAB}, key=_reference_first)
+    return [*others, LAB]
+
+
+def _reference_first(source: str) -> tuple[bool, str]:
+    return (not source.startswith(REFERENCE), source)
 
 
 def _with_memory_fit(result: Guess, hardware: Hardware, batch: int) -> Guess:

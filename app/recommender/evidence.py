@@ -27,6 +27,14 @@ from app.perfmodel.lab_scaling import EMPTY, LabRun, LabScaling, link_key
 from app.perfmodel.predict import profile_of
 
 LAB = "lab"
+REFERENCE = "reference:"
+"""The prefix of a reference run's source (app/catalog/reference.py): measured by hwadvisor at each of
+its batch sizes, as the lab measures, where a published source stands at the one batch it used."""
+
+
+def by_batch(source: str) -> bool:
+    """Whether a source's points are told apart by batch (the lab's, a reference run's)."""
+    return source == LAB or source.startswith(REFERENCE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,17 +135,21 @@ def _ci_pct(low: float | None, high: float | None, mid: float | None) -> float |
 
 
 def public_points(session: Session, workload: str, task: Task, catalog: dict[str, CatalogHardware]) -> list[Point]:
-    """Published results per device, one point per source, hardware and config (the median of systems)."""
-    groups: dict[tuple[str, str, str, str], list[tuple[float, int, float | None, float | None]]] = defaultdict(list)
+    """Published results per device, one point per source, hardware and config (the median of systems);
+    a reference run's, one per batch size too."""
+    groups: dict[tuple[str, str, str, str, int], list[tuple[float, int, float | None, float | None]]] = defaultdict(
+        list
+    )
     for r in public_results.all_results(session, workload=workload):
         if r.task is not task or r.hardware_id not in catalog:
             continue
         per_device_power = r.mean_power_w / r.devices if r.mean_power_w else None
-        groups[(r.source, r.hardware_id, r.runtime, r.precision.value)].append(
+        batch = r.batch_size if by_batch(r.source) else 0
+        groups[(r.source, r.hardware_id, r.runtime, r.precision.value, batch)].append(
             (r.throughput_samples_per_s / r.devices, r.batch_size, r.latency_p99_ms, per_device_power)
         )
     points = []
-    for (source, hardware_id, runtime, precision), values in groups.items():
+    for (source, hardware_id, runtime, precision, _batch), values in groups.items():
         throughputs = [v[0] for v in values]
         latencies = [v[2] for v in values if v[2] is not None]
         powers = [v[3] for v in values if v[3] is not None]

@@ -59,6 +59,8 @@ def _measured_lab(f: Figures) -> str:
 
 
 def _measured_public(f: Figures) -> str:
+    if str(f["source"]).startswith("reference:"):
+        return f"measured by hwadvisor's own reference run ({f['source']}) at batch {f['batch_size']}"
     systems = f.get("systems", 1)
     spread = f", median of {systems} systems (spread ±{f['error_pct']:.1f}%)" if systems > 1 else ""
     return f"published by {f['source']} at batch {f['batch_size']}{spread}"

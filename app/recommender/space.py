@@ -8,7 +8,7 @@ from app.contracts import DeviceKind, Precision, Task, WorkloadSpec
 from app.errors import NotFoundError
 from app.perfmodel.predict import profile_of
 from app.recommender.estimators import Config
-from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.evidence import LAB, Hardware, Point, by_batch
 
 MODELLED_RUNTIME = "torch-eager"
 """The runtime the model predicts for parts nothing measured: what the profiles were recorded from."""
@@ -88,12 +88,24 @@ class ConfigSpace:
                     for p in points
                     if h.spec is not None and p.hardware.spec is not None and p.hardware.spec.id == h.spec.id
                 ]
-                batch = same_part[0].batch_size if same_part else self.public_batch[(source, runtime, precision)]
-                if self.spec.batch_size is None or self.spec.batch_size == batch:
-                    configs.add(Config(runtime, precision, batch, None, source))
+                if by_batch(source) and same_part:
+                    batches = {p.batch_size for p in same_part}
+                elif same_part:
+                    batches = {same_part[0].batch_size}
+                else:
+                    batches = {self.public_batch[(source, runtime, precision)]}
+                for batch in batches:
+                    if self.spec.batch_size is None or self.spec.batch_size == batch:
+                        configs.add(Config(runtime, precision, batch, None, source))
         if h.spec is not None:
             batches = set(self.batches) | (
                 set(MODELLED_GPU_BATCHES) if kind is not DeviceKind.cpu and not self.spec.batch_size else set()
             )
-            configs.update(Config(MODELLED_RUNTIME, p, b, None, LAB) for p in self.modelled for b in batches)
+            measured = {(c.runtime, c.precision, c.batch_size) for c in configs if by_batch(c.source)}
+            configs.update(
+                Config(MODELLED_RUNTIME, p, b, None, LAB)
+                for p in self.modelled
+                for b in batches
+                if (MODELLED_RUNTIME, p, b) not in measured  # a reference run measured it: no model beside it
+            )
         return sorted(configs, key=lambda c: (c.source, c.runtime, c.precision.value, c.batch_size, c.threads or 0))

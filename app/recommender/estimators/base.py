@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from app.contracts import DeviceKind, PowerBasis, Precision, Task
-from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.evidence import LAB, Hardware, Point, by_batch
 from app.recommender.guess import Guess
 from app.registry import PluginInfo, Registry
 
@@ -63,7 +63,7 @@ class Evidence:
                 self.measured_keys.add(key)
                 spec = p.hardware.spec
                 owners[key] = (key, f"part:{spec.id}") if spec is not None else (key,)
-            batch = p.batch_size if p.source == LAB else None  # published results: at the source's batch
+            batch = p.batch_size if by_batch(p.source) else None  # published results: at the source's batch
             for owner in owners[key]:
                 self.curves.setdefault((owner, p.source, p.runtime, p.precision), []).append(p)
                 self.exact.setdefault((owner, p.source, p.runtime, p.precision, batch, p.threads), []).append(p)
@@ -77,7 +77,7 @@ class Evidence:
 
     def at(self, hardware: Hardware, config: Config) -> list[Point]:
         """The points of exactly this config on this hardware."""
-        batch = config.batch_size if config.source == LAB else None
+        batch = config.batch_size if by_batch(config.source) else None
         key = (self._owner(hardware) or "", config.source, config.runtime, config.precision, batch, config.threads)
         return self.exact.get(key, [])
 

@@ -16,7 +16,7 @@ from app.recommender.estimators.base import (
     estimators,
     tdp_power,
 )
-from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.evidence import LAB, REFERENCE, Hardware, Point, by_batch
 from app.recommender.guess import Guess
 from app.recommender.interpolate import interpolate
 from app.recommender.reasons import Why, power_why
@@ -24,7 +24,10 @@ from app.recommender.scaling import Reference, transfer
 
 
 def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[Point]:
-    """One point per other part of the same vendor and kind that ran this config (see _per_part)."""
+    """One point per other part of the same vendor and kind that ran this config (see _per_part); a
+    reference run's only for parts of its own architecture (one part cannot learn how the time splits
+    between compute and memory, and its host-bound small batches do not scale with either: within an
+    architecture the kernels and the host's share are alike)."""
     key = (config, hardware.ref.kind)
     if key not in evidence.references:
         evidence.references[key] = _per_part(config, hardware.ref.kind, evidence)
@@ -37,6 +40,7 @@ def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[
             p.hardware.spec is not None
             and p.hardware.spec.id != hardware.spec.id
             and p.hardware.spec.vendor == hardware.spec.vendor
+            and (not config.source.startswith(REFERENCE) or p.hardware.spec.architecture == hardware.spec.architecture)
         )
     ]
 
@@ -55,7 +59,7 @@ def _per_part(config: Config, kind: DeviceKind, evidence: Evidence) -> list[Poin
             points = [p for p in points if (p.threads or 0) == most]
         elif config.source == LAB:
             points = [p for p in points if p.threads == config.threads]
-        at = _at_batch(points, config.batch_size) if config.source == LAB else points[0] if points else None
+        at = _at_batch(points, config.batch_size) if by_batch(config.source) else points[0] if points else None
         if at is not None and at.hardware.spec is not None:
             by_part.setdefault(at.hardware.spec.id, []).append(at)
     return [sorted(points, key=lambda p: p.throughput)[len(points) // 2] for points in by_part.values()]

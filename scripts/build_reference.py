@@ -1,0 +1,121 @@
+"""Build a reference run (app/catalog/data/reference/) from the database exports of a GPU machine's runs.
+
+    python scripts/build_reference.py EXPORT.jsonl [EXPORT.jsonl ...] --out app/catalog/data/reference
+
+Each export is what `hwadvisor db export` wrote on the machine after benchmarks/gpu_truth.sh (kept in
+benchmarks/data/gpu_truth/). The reference holds the machine's spec, every run with how the engine
+measured then (HARNESS), and every result: a later run's result for a config stands, an earlier one
+for the same config is kept but not settled. A result is settled when it was measured with the GPU
+minimums (app/bench/measure.py) or its median step came after the first quarter second of the config
+(SETTLE_S: the H200's clock had dropped to its power-capped level by then, benchmarks/gpu_clocks.py).
+Energy measured before the NVML meter read the counter's steps is dropped (its regions were shorter
+than one step of the counter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.contracts import MachineSpec, PowerSource, Result
+from app.contracts.catalog import ReferenceResult, ReferenceRun, ReferenceRunInfo
+
+SETTLE_S = 0.25
+WARMUP_STEPS = 10
+"""The warm-up the first run's harness ended after (two windows of five steps that agreed)."""
+HARNESS = {
+    "gpu_truth": "0.4 s warm-up and sampling budgets, before the GPU minimums: warm-up ended when two windows of "
+    "five steps agreed; energy dropped (its regions were shorter than one 100 ms step of NVML's counter)",
+    "gpu_recheck": "at least 1 s of warm-up and 1 s of sampling on the GPU; energy from the rate between the "
+    "NVML counter's steps",
+}
+NOTES = [
+    "Measured by hwadvisor's own agent path on a lent machine (server, agent, job, upload; benchmarks/gpu_truth.sh), "
+    "random weights, torch eager unless the runtime says otherwise.",
+    "onnxruntime-cuda and tensorrt are recorded unsupported: their libraries (onnxruntime-gpu, TensorRT) were not "
+    "on the machine and could not be carried to it.",
+    "int8 GEMM through torch._int_mm: 127 TOP/s with B row-major, 895 with B transposed (gemm_8192_nt), the layout "
+    "cuBLASLt's int8 kernels take.",
+]
+
+
+def rows(path: Path, table: str) -> list[dict[str, Any]]:
+    found = []
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("table") == table:
+            found.append(entry["row"])
+    return found
+
+
+def key(result: Result) -> tuple[object, ...]:
+    return (result.workload, result.task, result.runtime, result.precision, result.batch_size, result.context_tokens)
+
+
+def build(exports: list[Path]) -> ReferenceRun:
+    runs: list[ReferenceRunInfo] = []
+    measured: list[tuple[str, Result, bool]] = []
+    machine: MachineSpec | None = None
+    for export in exports:
+        machine = MachineSpec.model_validate(rows(export, "spec_snapshots")[-1]["spec"])
+        for run in rows(export, "runs"):
+            runs.append(ReferenceRunInfo(id=run["id"], suite=run["suite"], harness=HARNESS[run["suite"]]))
+            minimums = run["suite"] != "gpu_truth"
+            for row in rows(export, "results"):
+                if row["run_id"] != run["id"]:
+                    continue
+                result = Result.model_validate({k: v for k, v in row.items() if k in Result.model_fields})
+                if not minimums:
+                    result = result.model_copy(
+                        update={
+                            "mean_power_w": None,
+                            "energy_per_sample_j": None,
+                            "energy_per_token_j": None,
+                            "power_source": PowerSource.none,
+                        }
+                    )
+                settled = minimums or (
+                    result.iterations is not None
+                    and result.latency_p50_ms is not None
+                    and (WARMUP_STEPS + result.iterations / 2) * result.latency_p50_ms / 1000 >= SETTLE_S
+                )
+                measured.append((run["id"], result, settled))
+    assert machine is not None
+    latest = {key(result): index for index, (_, result, _) in enumerate(measured)}
+    results = [
+        ReferenceResult(run=run, result=result, settled=settled and latest[key(result)] == index)
+        for index, (run, result, settled) in enumerate(measured)
+    ]
+    gpu = machine.device("cuda:0")
+    assert gpu is not None and gpu.catalog_id, "the machine's GPU matched no catalog entry"
+    started = rows(exports[0], "runs")[0]["started_at"][:10]
+    return ReferenceRun(
+        source=f"reference:hwadvisor-{gpu.catalog_id}",
+        captured=started,
+        hardware_id=gpu.catalog_id,
+        machine=machine,
+        runs=runs,
+        results=results,
+        notes=NOTES,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("exports", type=Path, nargs="+")
+    parser.add_argument("--out", type=Path, default=Path("app/catalog/data/reference"))
+    args = parser.parse_args()
+    reference = build(args.exports)
+    target = args.out / f"{reference.hardware_id}-{reference.captured}.json"
+    target.write_text(reference.model_dump_json(indent=1, exclude_none=True) + "\n")
+    settled = sum(r.settled for r in reference.results)
+    print(f"wrote {target}: {len(reference.results)} results from {len(reference.runs)} runs, {settled} settled")
+
+
+if __name__ == "__main__":
+    main()
