@@ -41,6 +41,8 @@ NOTES = [
     "on the machine and could not be carried to it.",
     "int8 GEMM through torch._int_mm: 127 TOP/s with B row-major, 895 with B transposed (gemm_8192_nt), the layout "
     "cuBLASLt's int8 kernels take.",
+    "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind: figures the host's CPU "
+    "bounds (batch 1) differ between them, BERT-base fp32 at batch 1 by a third.",
 ]
 
 
@@ -60,11 +62,17 @@ def key(result: Result) -> tuple[object, ...]:
 def build(exports: list[Path]) -> ReferenceRun:
     runs: list[ReferenceRunInfo] = []
     measured: list[tuple[str, Result, bool]] = []
-    machine: MachineSpec | None = None
+    machines: list[MachineSpec] = []
     for export in exports:
-        machine = MachineSpec.model_validate(rows(export, "spec_snapshots")[-1]["spec"])
+        snapshots = {row["id"]: MachineSpec.model_validate(row["spec"]) for row in rows(export, "spec_snapshots")}
         for run in rows(export, "runs"):
-            runs.append(ReferenceRunInfo(id=run["id"], suite=run["suite"], harness=HARNESS[run["suite"]]))
+            spec = snapshots[run["spec_snapshot_id"]]
+            machines.append(spec)
+            gpu = spec.device("cuda:0")
+            uuid = gpu.nvidia.uuid if gpu is not None and gpu.nvidia is not None else None
+            runs.append(
+                ReferenceRunInfo(id=run["id"], suite=run["suite"], harness=HARNESS[run["suite"]], gpu_uuid=uuid)
+            )
             minimums = run["suite"] != "gpu_truth"
             for row in rows(export, "results"):
                 if row["run_id"] != run["id"]:
@@ -85,7 +93,7 @@ def build(exports: list[Path]) -> ReferenceRun:
                     and (WARMUP_STEPS + result.iterations / 2) * result.latency_p50_ms / 1000 >= SETTLE_S
                 )
                 measured.append((run["id"], result, settled))
-    assert machine is not None
+    machine = machines[0]
     latest = {key(result): index for index, (_, result, _) in enumerate(measured)}
     results = [
         ReferenceResult(run=run, result=result, settled=settled and latest[key(result)] == index)

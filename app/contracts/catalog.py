@@ -52,6 +52,9 @@ class ReferenceRunInfo(Strict):
     id: Label
     suite: Name
     harness: Text = Field(description="How the engine measured then: what changed between the runs, if anything.")
+    gpu_uuid: Label | None = Field(
+        default=None, description="The GPU it ran on: runs of one reference may be on different machines of one kind."
+    )
 
 
 class ReferenceResult(Strict):
@@ -72,7 +75,7 @@ class ReferenceRun(Strict):
     captured: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
     hardware_id: Name = Field(description="The catalog entry of the GPU measured.")
     device: Annotated[str, Field(pattern=r"^cuda:\d{1,2}$")] = "cuda:0"
-    machine: MachineSpec
+    machine: MachineSpec = Field(description="The first run's machine (the others are of the same kind).")
     runs: list[ReferenceRunInfo] = Field(min_length=1)
     results: list[ReferenceResult] = Field(min_length=1)
     notes: list[Text] = Field(default_factory=list)
