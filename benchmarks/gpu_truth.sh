@@ -3,15 +3,16 @@
 #
 #   OUT=/tmp/gpu-truth [SUITE=benchmarks/gpu_truth.toml] [SKIP="capture"] benchmarks/gpu_truth.sh [SECONDS]
 #
-# on a machine with an NVIDIA GPU, from a checkout: capture the machine as a probe fixture, the
-# clock and power over the first seconds of work (benchmarks.gpu_clocks), the ceilings and NVML's
-# energy against power x time (benchmarks.gpu_ceilings), the engine against
-# independent timing (benchmarks.engine_check --device cuda:0), the GPU tests (pytest -m gpu), then
-# the agent path for real: a server on SQLite, the agent enrolled, a job of benchmarks/gpu_truth.toml
-# claimed, measured and uploaded, the database exported. Each step has its own time limit and the
-# agent stops (SIGTERM: it finishes the config it is on and uploads what it has) when SECONDS (default
-# 480) have passed since the start. Python packages the machine lacks may wait as wheels in .whl/.
-# Everything lands in $OUT: log.txt, fixture.tgz, db.jsonl.
+# on a machine with an NVIDIA GPU, from a checkout: capture the machine as a probe fixture, the clock
+# and power over the first seconds of work (benchmarks.gpu_clocks), the ceilings and NVML's energy
+# against power x time (benchmarks.gpu_ceilings), the engine against independent timing
+# (benchmarks.engine_check --device cuda:0), the GPU tests (pytest -m gpu), then the agent path for
+# real: a server on SQLite, the agent enrolled, a job of $SUITE claimed, measured and uploaded, the
+# database exported. Each step has its own time limit, and the agent stops (SIGTERM: it finishes the
+# config it is on and uploads what it has) when SECONDS (default 480) have passed since the start:
+# the suite gets what the steps before it left (gpu_truth.toml takes about 10 minutes on an H200;
+# SKIP="capture replay clocks ceilings engine_check gpu_tests" runs it alone). Python packages the
+# machine lacks may wait as wheels in .whl/. Everything lands in $OUT: log.txt, fixture.tgz, db.jsonl.
 set -u
 START=$SECONDS
 BUDGET=${1:-480}
@@ -61,7 +62,7 @@ print('devices', [(d['id'], d['name'], d.get('catalog_id')) for d in replayed['d
 step clocks 45 python3 -m benchmarks.gpu_clocks
 
 step ceilings 90 python3 -m benchmarks.gpu_ceilings --seconds 1.5
-step engine_check 120 python3 -m benchmarks.engine_check --device cuda:0 --rounds 2 --seconds 0.7
+step engine_check 200 python3 -m benchmarks.engine_check --device cuda:0 --rounds 2 --seconds 0.7
 step gpu_tests 180 python3 -m pytest -m gpu tests/bench/test_gpu.py -q -p no:cacheprovider
 
 export HWADVISOR_DATA_DIR=/tmp/hwadvisor-data HWADVISOR_AUTO_APPROVE_MACHINES=true
