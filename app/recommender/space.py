@@ -88,7 +88,9 @@ class ConfigSpace:
                     for p in points
                     if h.spec is not None and p.hardware.spec is not None and p.hardware.spec.id == h.spec.id
                 ]
-                if by_batch(source) and same_part:
+                if by_batch(source) and not same_part:
+                    continue  # a reference run speaks for other parts through the model's correction
+                if by_batch(source):
                     batches = {p.batch_size for p in same_part}
                 elif same_part:
                     batches = {same_part[0].batch_size}

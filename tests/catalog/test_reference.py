@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from app import catalog
 from app.catalog import reference
 from app.catalog.published import parse_csv, shipped
-from app.contracts import PowerSource, Task
+from app.contracts import PowerSource, Precision, Task
 from app.errors import InvalidInput
+from app.recommender.estimators.base import Config, Evidence
+from app.recommender.estimators.modelled import Modelled
+from app.recommender.evidence import LAB, catalog_hardware
 from testkit.factories import Api
 
 SOURCE = "reference:hwadvisor-h200-sxm-141gb"
@@ -78,5 +82,23 @@ def test_a_lab_without_gpus_sees_the_h200_measured_by_the_reference_run(api: Api
     assert e["kind"] == "measured" and e["source"] == SOURCE
     assert e["throughput_samples_per_s"] == pytest.approx(measured.throughput_samples_per_s)
     assert "measured by hwadvisor's own reference run" in e["explanation"]
-    others = [c for c in response.json()["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"]
-    assert others and all(c["estimate"]["kind"] == "predicted" for c in others)
+    (h100,) = [c["estimate"] for c in response.json()["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"]
+    assert h100["kind"] == "predicted" and h100["source"] == SOURCE
+    assert f"calibrated by hwadvisor's reference run {SOURCE}" in h100["explanation"]
+    # the model says how the parts differ, the reference how fast eager PyTorch runs it: model-ratio transfer
+    model = {part: modelled(part, "resnet50", Task.infer, "bf16", 256) for part in ("h100-sxm5-80gb", "h200-sxm-141gb")}
+    expected = measured.throughput_samples_per_s * model["h100-sxm5-80gb"] / model["h200-sxm-141gb"]  # type: ignore[operator]
+    assert h100["throughput_samples_per_s"] == pytest.approx(expected, rel=1e-6)
+    (mi300x,) = [c["estimate"] for c in response.json()["candidates"] if c["hardware"]["catalog_id"] == "mi300x"]
+    assert mi300x["source"] == "model", "a CUDA stack's measurement is never carried to another vendor"
+
+
+def modelled(part: str, workload: str, task: Task, precision: str, batch: int) -> float:
+    """The performance model alone, as a lab with nothing measured gets it."""
+    guess = Modelled.estimate(
+        catalog_hardware(catalog.get(part)),
+        Config("torch-eager", Precision(precision), batch, None, LAB),
+        Evidence([], workload=workload, task=task),
+    )
+    assert guess is not None
+    return guess.throughput_samples_per_s

@@ -113,6 +113,9 @@ def test_fleet_machine_recommend_jobs_catalog(browser: Any, server: ServerProces
     page.wait_for_selector("#compare-result table")
     table = page.inner_text("#compare-result table")
     assert "measured" in table and "predicted" in table
+    # the catalog H200 is measured by hwadvisor's own reference run, badged apart from the lab's
+    reference = page.locator("#compare-result table .badge.reference")
+    assert reference.count() >= 1 and "reference:hwadvisor-h200-sxm-141gb" in table
     assert chart_points(page, "#chart-compare") >= 3
     page.screenshot(path=str(screenshots / "4-compare.png"), full_page=True)
 

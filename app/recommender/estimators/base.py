@@ -30,6 +30,10 @@ class Config:
     """The model variant (app/bench/variants); None is the original model."""
 
 
+Correction = tuple[str, Precision, DeviceKind, int | None, str | None]
+"""A lab correction's key: runtime, precision, kind of device, batch and vendor (modelled.lab_correction)."""
+
+
 @dataclass(slots=True)
 class Evidence:
     """The points of one workload, indexed for the estimators."""
@@ -49,7 +53,7 @@ class Evidence:
     curves: dict[tuple[str, str, str, Precision], list[Point]] = field(default_factory=dict)
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
-    corrections: dict[tuple[str, Precision, DeviceKind], tuple[float, list[str]] | None] = field(default_factory=dict)
+    corrections: dict[Correction, tuple[float, list[str]] | None] = field(default_factory=dict)
     """The lab's measured / modelled ratio per runtime, precision and kind (app/recommender/estimators/modelled.py)."""
     stacks: dict[str, Any] = field(default_factory=dict)
     """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""

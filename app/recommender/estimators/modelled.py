@@ -4,9 +4,11 @@ The model predicts the step time from the workload's operator profile and the pa
 bandwidth and cache, with parameters learned from every measurement shipped (published results) and
 a correction from the lab's own: for the lab's configs, the model is scaled by what the lab's
 devices of the same kind measured over what the model says for them (their measured / modelled
-ratio, the geometric mean over devices). With no lab measurement of that runtime and precision on
-that kind of device, the model stands alone (eager PyTorch) with the wider band that kind of
-estimate earned. A published source's configs carry that source's stack factor (NGC containers,
+ratio, the geometric mean over devices). A reference run hwadvisor ships counts as one such device
+(app/catalog/reference.py): the model says how parts differ, which is what it was validated on, and
+the measurement says how fast the lab's own stack runs the workload. With no measurement of that
+runtime and precision on that kind of device, the model stands alone (eager PyTorch) with the wider
+band that kind of estimate earned. A published source's configs carry that source's stack factor (NGC containers,
 DALI, fused optimisers) and its traffic factor (the memory traffic and elementwise work its stack
 does per sample, relative to eager PyTorch). A config that does not fit in the part's memory is said so, not dropped.
 """
@@ -24,7 +26,7 @@ from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
 from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, estimators
-from app.recommender.evidence import LAB, Hardware
+from app.recommender.evidence import LAB, Hardware, by_batch
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
 from app.recommender.reasons import Why
@@ -80,28 +82,65 @@ def _predict(hardware: Hardware, config: Config, evidence: Evidence) -> Predicti
 
 
 def lab_correction(
-    runtime: str, precision: Precision, kind: DeviceKind, evidence: Evidence
+    runtime: str,
+    precision: Precision,
+    kind: DeviceKind,
+    evidence: Evidence,
+    batch: int | None = None,
+    vendor: str | None = None,
 ) -> tuple[float, list[str]] | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
-    (geometric mean over devices), with the devices it stands on; None when none measured it."""
-    key = (runtime, precision, kind)
+    (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
+    when none measured it. A device that measured ``batch`` itself gives its ratio at that batch (the
+    model's error moves with the batch, from host-bound to compute-bound); the others their mean. A
+    reference run's part counts only for parts of its ``vendor`` (a stack is never carried across)."""
+    key = (runtime, precision, kind, batch, vendor)
     if key in evidence.corrections:
         return evidence.corrections[key]
-    per_device: dict[str, list[float]] = {}
+    per_device: dict[str, list[tuple[int, float]]] = {}
     labels: dict[str, str] = {}
-    for p in evidence.by_config.get((LAB, runtime, precision), []):
-        if p.hardware.spec is None or p.hardware.ref.kind is not kind:
-            continue
-        modelled = _predict(p.hardware, Config(runtime, precision, p.batch_size, p.threads), evidence)
-        if modelled is not None and modelled.throughput > 0:
-            per_device.setdefault(p.hardware.key, []).append(math.log(p.throughput / modelled.throughput))
-            labels[p.hardware.key] = p.hardware.label
+    sources = [src for (src, r, q) in evidence.by_config if r == runtime and q is precision and by_batch(src)]
+    for source in sorted(sources):
+        for p in evidence.by_config[(source, runtime, precision)]:
+            if p.hardware.spec is None or p.hardware.ref.kind is not kind:
+                continue
+            if source != LAB and p.hardware.spec.vendor != vendor:
+                continue
+            modelled = _predict(p.hardware, Config(runtime, precision, p.batch_size, p.threads), evidence)
+            if modelled is not None and modelled.throughput > 0:
+                device = p.hardware.key if source == LAB else f"{source} {p.hardware.key}"
+                ratio = math.log(p.throughput / modelled.throughput)
+                per_device.setdefault(device, []).append((p.batch_size, ratio))
+                labels[device] = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
     found = None
     if per_device:
-        logs = [sum(v) / len(v) for v in per_device.values()]
+        logs = []
+        for points in per_device.values():
+            at_batch = [r for b, r in points if b == batch]
+            chosen = at_batch or [r for _, r in points]
+            logs.append(sum(chosen) / len(chosen))
         found = (math.exp(sum(logs) / len(logs)), sorted(labels.values()))
     evidence.corrections[key] = found
     return found
+
+
+def _calibrated_by(references: list[str]) -> str:
+    if not references:
+        return "published results only"
+    runs = sorted({r[r.index("(reference:") + 1 : -1] for r in references if "(reference:" in r})
+    lab = len(references) - sum("(reference:" in r for r in references)
+    said = [f"{lab} lab device(s)"] if lab else []
+    return ", ".join(said + [f"hwadvisor's reference run {run}" for run in runs])
+
+
+def _source_of(references: list[str]) -> str:
+    """'lab' where a lab device calibrated the figure; a reference run's source where only it did;
+    the model's where nothing did."""
+    if not references:
+        return MODEL
+    if all("(reference:" in r for r in references):
+        return references[0][references[0].index("(reference:") + 1 : -1]
+    return LAB
 
 
 def _published_vendors(config: Config, evidence: Evidence) -> set[str]:
@@ -131,10 +170,12 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         return None
     kind = modelled.band_kind
     if config.source == LAB:
-        correction = lab_correction(config.runtime, config.precision, hardware.ref.kind, evidence)
+        correction = lab_correction(
+            config.runtime, config.precision, hardware.ref.kind, evidence, config.batch_size, hardware.spec.vendor
+        )
         factor, references = correction if correction is not None else (1.0, [])
         band = band_of(kind if references else f"{kind}-uncalibrated")
-        calibrated_by = f"{len(references)} lab device(s)" if references else "published results only"
+        calibrated_by = _calibrated_by(references)
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
         if stack is None:
@@ -168,7 +209,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     return Guess(
         kind=EstimateKind.predicted,
         # the lab's stack with no lab device of the kind to calibrate it is the model on specs alone
-        source=config.source if config.source != LAB or references else MODEL,
+        source=config.source if config.source != LAB else _source_of(references),
         throughput_samples_per_s=throughput,
         error_pct=error_pct,
         latency_p99_ms=seconds * 1000,

@@ -24,10 +24,10 @@ from app.recommender.scaling import Reference, transfer
 
 
 def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[Point]:
-    """One point per other part of the same vendor and kind that ran this config (see _per_part); a
-    reference run's only for parts of its own architecture (one part cannot learn how the time splits
-    between compute and memory, and its host-bound small batches do not scale with either: within an
-    architecture the kernels and the host's share are alike)."""
+    """One point per other part of the same vendor and kind that ran this config (see _per_part). A
+    reference run's parts speak for others through the model instead (modelled.lab_correction): one
+    part cannot learn how the time splits between compute and memory, and the model's difference
+    between parts is what it was validated on."""
     key = (config, hardware.ref.kind)
     if key not in evidence.references:
         evidence.references[key] = _per_part(config, hardware.ref.kind, evidence)
@@ -40,7 +40,7 @@ def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[
             p.hardware.spec is not None
             and p.hardware.spec.id != hardware.spec.id
             and p.hardware.spec.vendor == hardware.spec.vendor
-            and (not config.source.startswith(REFERENCE) or p.hardware.spec.architecture == hardware.spec.architecture)
+            and not config.source.startswith(REFERENCE)
         )
     ]
 

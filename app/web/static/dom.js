@@ -27,6 +27,12 @@ export function fmt(value, digits = 1) {
 
 export const badge = (text, cls) => h("span", { class: "badge " + (cls || text), text });
 
+/** A "reference" badge for a figure from a reference run hwadvisor ships (source reference:hwadvisor-...), else null. */
+export const referenceBadge = (source) =>
+  (source || "").startsWith("reference:")
+    ? h("span", { class: "badge reference", title: "measured by hwadvisor's own reference run, not by this lab", text: "reference" })
+    : null;
+
 /** "k=v" pairs of a label map, joined. */
 export const pairs = (labels, separator) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(separator);
 

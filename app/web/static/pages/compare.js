@@ -4,7 +4,7 @@
 import { api, everyItem, query } from "../api.js";
 import { chart, chartBox, COLORS } from "../charts.js";
 import { workloadFields, workloads } from "../choices.js";
-import { badge, estimateCell, h, table, td } from "../dom.js";
+import { badge, estimateCell, h, referenceBadge, table, td } from "../dom.js";
 
 export const page = { name: "compare", title: "Compare", order: 20 };
 
@@ -46,7 +46,7 @@ export async function render(main, { params, registry }) {
     configs.get(k)[col] = c.estimate;
   }
   const keys = [...configs.keys()].filter((k) => configs.get(k).filter(Boolean).length >= 1).sort();
-  const rows = keys.map((k) => h("tr", {}, td(k), configs.get(k).map((e) => td(e ? h("span", {}, estimateCell(e), " ", badge(e.kind), h("span", { class: "muted small", text: " " + e.source })) : "–", true))));
+  const rows = keys.map((k) => h("tr", {}, td(k), configs.get(k).map((e) => td(e ? h("span", {}, estimateCell(e), " ", badge(e.kind), " ", referenceBadge(e.source), h("span", { class: "muted small", text: " " + e.source })) : "–", true))));
   const { box, canvas } = chartBox(`${workload}/${task}: samples/s per device (solid: measured; pale: interpolated or predicted)`, true);
   box.id = "chart-compare";
   out.replaceChildren(box, h("div", { class: "card" }, table(["config", ...names.map((n) => ({ label: n, num: 1 }))], rows)));

@@ -4,7 +4,7 @@
 import { API, api } from "../api.js";
 import { chart, chartBox, COLORS, errorBars } from "../charts.js";
 import { names, workloadFields, workloads } from "../choices.js";
-import { badge, estimateCell, failure, fmt, h, options, table, td } from "../dom.js";
+import { badge, estimateCell, failure, fmt, h, options, referenceBadge, table, td } from "../dom.js";
 
 export const page = { name: "recommend", title: "Recommend", order: 30 };
 
@@ -106,7 +106,7 @@ async function showRecommendation(out, spec) {
     td(estimateCell(c.estimate), true), td(fmt(c.estimate.latency_p99_ms, 2), true),
     td(h("span", {}, fmt(c.estimate.power_w, 0), h("span", { class: "muted small", text: c.estimate.power_basis && c.estimate.power_basis !== "measured" ? " " + c.estimate.power_basis : "" })), true),
     td(fmt(c.throughput_per_w, 2), true), td(costCell(c), true),
-    td(h("span", {}, badge(c.estimate.kind), " ", c.pareto ? badge("pareto") : null)), td(h("span", { class: "small", text: c.estimate.source }))));
+    td(h("span", {}, badge(c.estimate.kind), " ", referenceBadge(c.estimate.source), " ", c.pareto ? badge("pareto") : null)), td(h("span", { class: "small", text: c.estimate.source }))));
   const rejected = answer.rejected.slice(0, 100).map((r) => h("tr", {},
     td(r.hardware.name), td(r.hardware.owned ? r.hardware.machine_name : "catalog"), td(`${r.runtime} ${r.precision}${r.variant ? " " + r.variant : ""} b${r.batch_size}`),
     td(badge(r.estimate.kind)), td(r.reasons.map((reason) => reason.text).join("; "))));
