@@ -3,9 +3,10 @@
 Each file in app/catalog/data/reference/ is one machine (a ReferenceRun: its spec, its software, every
 result and how it was measured; scripts/build_reference.py writes it from the machine's database
 export). Its settled results of models stand beside the published ones under their own source,
-``reference:hwadvisor-<catalog id>``: the recommender shows them as measured, labelled with that
-source, and predicts other parts from them as it does from any measured point. Primitives (GEMM,
-copies) and language models' prefill and decode stay in the file, not in the rows.
+``reference:hwadvisor-<catalog id>``: the recommender shows them as measured on their part, labelled
+with that source, and calibrates the model with them for the other parts of its vendor, as a lab
+device's measurements do (app/recommender/estimators/modelled.py). Primitives (GEMM, copies) and
+language models' prefill and decode stay in the file, not in the rows.
 """
 
 from __future__ import annotations
