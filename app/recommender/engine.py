@@ -221,7 +221,9 @@ def _options(
     after = shared.notes()
     if public:
         sources = sorted({p.source for p in public})
-        after.append(f"published results ({', '.join(sources)}) are shown with their source, apart from the lab's")
+        outside = any(s.startswith(REFERENCE) for s in sources)
+        kinds = "results from outside the lab" if outside else "published results"
+        after.append(f"{kinds} ({', '.join(sources)}) are shown with their source, apart from the lab's")
         if spec.batch_size is not None:
             after.append(
                 "published results are at the batch sizes their sources used; leave batch free to see them all"
