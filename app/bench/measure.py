@@ -11,7 +11,7 @@ collector is off while timing.
 
 A GPU has two more rules (``for_device``): it warms up for at least GPU_WARMUP_MIN_S and samples for
 at least GPU_SAMPLING_MIN_S. Steps that agree with each other say nothing of the clock: on an H200 a
-bf16 GEMM ran 16% faster over its first tens of milliseconds than once its 700 W cap had pulled the SM
+bf16 GEMM ran 19% faster over its first tens of milliseconds than once its 700 W cap had pulled the SM
 clock from 1,980 to about 1,470 MHz, a quarter of a second in; and NVML's energy counter steps every
 100 ms there, so a region of a few milliseconds read 0 J or a whole step (docs/PERFORMANCE.md, "GPU
 truth"; benchmarks/gpu_clocks.py shows both).
