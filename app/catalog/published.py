@@ -30,25 +30,25 @@ MAX_IMPORT_ROWS = 100_000
 def shipped() -> tuple[PublicResult, ...]:
     """The published results shipped with the package, then the reference runs' rows."""
     text = resources.files("app.catalog").joinpath("data/public_results.csv").read_text(encoding="utf-8")
-    return (*parse_csv(text, shipped=True), *reference.published_rows())
+    return (*parse_csv(text), *reference.published_rows())
 
 
-def parse_csv(text: str, *, source: str | None = None, shipped: bool = False) -> list[PublicResult]:
+def parse_csv(text: str, *, source: str | None = None) -> list[PublicResult]:
     """Rows of a CSV with a header naming PublicResult's fields; ``source`` fills a missing column.
-    Only the package's own file (``shipped``) may name a reference source.
+    A CSV never names a reference source: the reference runs ship as their own files.
 
     Every row is checked before any is kept: one bad row rejects the file, with its line number.
     What the csv module refuses (a field over its 131,072-character limit, a stray quote in strict
     mode) is InvalidInput too, with its line, not an error escaping to the caller."""
     reader = csv.DictReader(io.StringIO(text))
     try:
-        return _parse_rows(reader, source, shipped)
+        return _parse_rows(reader, source)
     except csv.Error as exc:
         # the underlying reader's count: DictReader's own is only updated after a row is read whole
         raise InvalidInput(f"line {reader.reader.line_num}: not readable as CSV: {exc}") from exc
 
 
-def _parse_rows(reader: csv.DictReader[str], source: str | None, shipped: bool) -> list[PublicResult]:
+def _parse_rows(reader: csv.DictReader[str], source: str | None) -> list[PublicResult]:
     header = set(reader.fieldnames or ())
     unknown = header - set(COLUMNS)
     if unknown:
@@ -65,7 +65,7 @@ def _parse_rows(reader: csv.DictReader[str], source: str | None, shipped: bool) 
         fields = {k: v for k, v in raw.items() if k is not None and v not in ("", None)}
         if source and "source" not in fields:
             fields["source"] = source
-        if not shipped and str(fields.get("source", "")).startswith(REFERENCE_PREFIX):
+        if str(fields.get("source", "")).startswith(REFERENCE_PREFIX):
             raise InvalidInput(
                 f"line {line}: source {fields['source']!r} names a reference run hwadvisor ships",
                 hint="import published results under public:<name>",
