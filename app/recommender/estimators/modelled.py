@@ -156,6 +156,8 @@ def _why_not(hardware: Hardware, config: Config, evidence: Evidence) -> str | No
     assert hardware.spec is not None
     if config.precision is Precision.int8 and dispatch_of(config.runtime) == "eager":
         return "eager PyTorch runs no int8 model on these devices: int8 is a graph runtime's"
+    if config.source != LAB and by_batch(config.source):
+        return "a reference run's figures calibrate the model in the lab's configs (lab_correction), not a stack"
     if config.source != LAB and hardware.spec.vendor not in _published_vendors(config, evidence):
         return "a published stack (NGC's CUDA, OpenVINO's oneDNN) is never carried to another vendor"
     return None
