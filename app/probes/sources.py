@@ -98,6 +98,11 @@ class HostSources(Sources):
         return socket.gethostname()
 
 
+def fixture_path(root: Path, path: str) -> Path:
+    """Where a fixture folder keeps the file at the absolute ``path``."""
+    return root / "fs" / path.lstrip("/")
+
+
 class FixtureSources(Sources):
     """A machine captured in a folder (see the module docstring)."""
 
@@ -108,12 +113,9 @@ class FixtureSources(Sources):
         host = root / "host.json"
         self._host: dict[str, Any] = json.loads(host.read_text()) if host.is_file() else {}
 
-    def _fs(self, path: str) -> Path:
-        return self.root / "fs" / path.lstrip("/")
-
     def read(self, path: str) -> str | None:
         try:
-            return self._fs(path).read_text(encoding="utf-8")
+            return fixture_path(self.root, path).read_text(encoding="utf-8")
         except OSError:
             return None
 
@@ -124,7 +126,7 @@ class FixtureSources(Sources):
             return None
 
     def listdir(self, path: str) -> list[str]:
-        folder = self._fs(path)
+        folder = fixture_path(self.root, path)
         return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
     def affinity(self) -> int | None:
@@ -151,13 +153,10 @@ class RecordingSources(HostSources):
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _fs(self, path: str) -> Path:
-        return self.root / "fs" / path.lstrip("/")
-
     def read(self, path: str) -> str | None:
         text = super().read(path)
         if text is not None:
-            target = self._fs(path)
+            target = fixture_path(self.root, path)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         return text
@@ -172,7 +171,7 @@ class RecordingSources(HostSources):
     def listdir(self, path: str) -> list[str]:
         names = super().listdir(path)
         for name in names:
-            entry = self._fs(f"{path.rstrip('/')}/{name}")
+            entry = fixture_path(self.root, f"{path.rstrip('/')}/{name}")
             if not entry.exists():
                 entry.mkdir(parents=True)
         return names
