@@ -167,22 +167,22 @@ class ReplayNvml:
         return int(self._field(h, "brand"))
 
 
-READINGS: dict[str, tuple[str, ...]] = {
-    "name": ("nvmlDeviceGetName",),
-    "uuid": ("nvmlDeviceGetUUID",),
-    "cc": ("nvmlDeviceGetCudaComputeCapability",),
-    "mem_bus_width": ("nvmlDeviceGetMemoryBusWidth",),
-    "energy_total_mj": ("nvmlDeviceGetTotalEnergyConsumption",),
-    "pcie_max_gen": ("nvmlDeviceGetMaxPcieLinkGeneration",),
-    "pcie_max_width": ("nvmlDeviceGetMaxPcieLinkWidth",),
-    "pcie_cur_gen": ("nvmlDeviceGetCurrPcieLinkGeneration",),
-    "pcie_cur_width": ("nvmlDeviceGetCurrPcieLinkWidth",),
-    "ecc": ("nvmlDeviceGetEccMode",),
-    "mig": ("nvmlDeviceGetMigMode",),
-    "persistence": ("nvmlDeviceGetPersistenceMode",),
-    "num_cores": ("nvmlDeviceGetNumGpuCores",),
-    "arch": ("nvmlDeviceGetArchitecture",),
-    "brand": ("nvmlDeviceGetBrand",),
+READINGS = {
+    "name": "nvmlDeviceGetName",
+    "uuid": "nvmlDeviceGetUUID",
+    "cc": "nvmlDeviceGetCudaComputeCapability",
+    "mem_bus_width": "nvmlDeviceGetMemoryBusWidth",
+    "energy_total_mj": "nvmlDeviceGetTotalEnergyConsumption",
+    "pcie_max_gen": "nvmlDeviceGetMaxPcieLinkGeneration",
+    "pcie_max_width": "nvmlDeviceGetMaxPcieLinkWidth",
+    "pcie_cur_gen": "nvmlDeviceGetCurrPcieLinkGeneration",
+    "pcie_cur_width": "nvmlDeviceGetCurrPcieLinkWidth",
+    "ecc": "nvmlDeviceGetEccMode",
+    "mig": "nvmlDeviceGetMigMode",
+    "persistence": "nvmlDeviceGetPersistenceMode",
+    "num_cores": "nvmlDeviceGetNumGpuCores",
+    "arch": "nvmlDeviceGetArchitecture",
+    "brand": "nvmlDeviceGetBrand",
 }
 """The captured key of each one-handle NVML reading ReplayNvml answers (watts and clocks apart)."""
 
@@ -211,7 +211,7 @@ def capture_gpu(nvml: Any, index: int) -> dict[str, Any]:
             return
         found[key] = list(value) if isinstance(value, tuple) else _plain(value)
 
-    for key, (name,) in READINGS.items():
+    for key, name in READINGS.items():
         keep(key, lambda name=name: getattr(nvml, name)(handle))
     keep("mem_total_mb", lambda: nvml.nvmlDeviceGetMemoryInfo(handle).total // (1024 * 1024))
     for key, name in WATTS.items():
