@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import threading
 import time
 
 import torch
 
 from app.bench.config import BenchConfig
+from app.bench.energy import Sampler
 from app.bench.runner import run_config
 from app.catalog import get as catalog_entry
 from app.contracts import MeasureSpec, Precision, Result
@@ -85,25 +85,19 @@ def energy_check(device: str, seconds: float) -> None:
         a @ b
     torch.cuda.synchronize()
     samples: list[tuple[float, float]] = []
-    done = threading.Event()
 
     def sample() -> None:
-        while not done.is_set():
-            samples.append((time.perf_counter(), pynvml.nvmlDeviceGetPowerUsage(handle) / 1000))
-            time.sleep(0.01)
+        samples.append((time.perf_counter(), pynvml.nvmlDeviceGetPowerUsage(handle) / 1000))
 
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    before, start = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.perf_counter()
-    steps = 0
-    while time.perf_counter() - start < seconds:
-        for _ in range(10):
-            a @ b
-        torch.cuda.synchronize()
-        steps += 10
-    after, end = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.perf_counter()
-    done.set()
-    sampler.join()
+    with Sampler(sample, 0.01):  # the engine's own sampling thread, at 100 Hz
+        before, start = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.perf_counter()
+        steps = 0
+        while time.perf_counter() - start < seconds:
+            for _ in range(10):
+                a @ b
+            torch.cuda.synchronize()
+            steps += 10
+        after, end = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), time.perf_counter()
     counter_j = (after - before) / 1000
     inside = [(t, w) for t, w in samples if start <= t <= end]
     integral_j = sum((t1 - t0) * (w0 + w1) / 2 for (t0, w0), (t1, w1) in itertools.pairwise(inside))

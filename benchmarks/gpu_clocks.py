@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
 import time
 from collections.abc import Callable
 
 import torch
 
+from app.bench.energy import Sampler
 from app.bench.workloads import get_workload
 
 
 class Watch:
-    """NVML read on a thread: (time, SM clock MHz, power W) every 5 ms, and the counter's steps."""
+    """NVML read on the engine's sampling thread: the counter every millisecond (its steps kept), and
+    (time, SM clock MHz, power W) every 5 ms."""
 
     def __init__(self, index: int) -> None:
         import pynvml
@@ -37,32 +38,26 @@ class Watch:
         self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
         self.readings: list[tuple[float, int, float]] = []
         self.steps: list[tuple[float, int]] = []
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._next_reading = 0.0
+        self._sampler = Sampler(self._read, 0.001)
 
-    def _run(self) -> None:
-        last = -1
-        next_reading = 0.0
-        while not self._done.is_set():
-            now = time.perf_counter()
-            energy = self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
-            if energy != last:
-                self.steps.append((now, energy))
-                last = energy
-            if now >= next_reading:
-                clock = self.nvml.nvmlDeviceGetClockInfo(self.handle, self.nvml.NVML_CLOCK_SM)
-                power = self.nvml.nvmlDeviceGetPowerUsage(self.handle) / 1000
-                self.readings.append((now, clock, power))
-                next_reading = now + 0.005
-            time.sleep(0.001)
+    def _read(self) -> None:
+        now = time.perf_counter()
+        energy = self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
+        if not self.steps or energy != self.steps[-1][1]:
+            self.steps.append((now, energy))
+        if now >= self._next_reading:
+            clock = self.nvml.nvmlDeviceGetClockInfo(self.handle, self.nvml.NVML_CLOCK_SM)
+            power = self.nvml.nvmlDeviceGetPowerUsage(self.handle) / 1000
+            self.readings.append((now, clock, power))
+            self._next_reading = now + 0.005
 
     def __enter__(self) -> Watch:
-        self._thread.start()
+        self._sampler.__enter__()
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self._done.set()
-        self._thread.join()
+        self._sampler.__exit__()
 
     def between(self, start: float, end: float) -> tuple[float, float]:
         inside = [(c, p) for t, c, p in self.readings if start <= t < end] or [(0, 0.0)]
