@@ -126,11 +126,11 @@ def timed(step: Callable[[], object], sync: Callable[[], None] | None) -> float:
 
 def for_device(config: MeasureSpec, device: str) -> MeasureSpec:
     """The settings with the device's own minimums where the suite left them unset."""
-    gpu = device != "cpu"
+    warmup, sampling = (0.0, 0.0) if device == "cpu" else (GPU_WARMUP_MIN_S, GPU_SAMPLING_MIN_S)
     return config.model_copy(
         update={
-            "warmup_min_s": config.warmup_min_s if config.warmup_min_s is not None else GPU_WARMUP_MIN_S * gpu,
-            "sampling_min_s": config.sampling_min_s if config.sampling_min_s is not None else GPU_SAMPLING_MIN_S * gpu,
+            "warmup_min_s": config.warmup_min_s if config.warmup_min_s is not None else warmup,
+            "sampling_min_s": config.sampling_min_s if config.sampling_min_s is not None else sampling,
         }
     )
 
