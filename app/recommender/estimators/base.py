@@ -30,8 +30,8 @@ class Config:
     """The model variant (app/bench/variants); None is the original model."""
 
 
-Correction = tuple[str, Precision, DeviceKind, int | None, str | None]
-"""A lab correction's key: runtime, precision, kind of device, batch and vendor (modelled.lab_correction)."""
+Correction = tuple[str, Precision, DeviceKind, str | None]
+"""A lab correction's key: runtime, precision, kind of device and vendor (modelled.lab_correction)."""
 
 
 @dataclass(slots=True)
@@ -53,8 +53,9 @@ class Evidence:
     curves: dict[tuple[str, str, str, Precision], list[Point]] = field(default_factory=dict)
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
-    corrections: dict[Correction, tuple[float, list[str]] | None] = field(default_factory=dict)
-    """The lab's measured / modelled ratio per runtime, precision and kind (app/recommender/estimators/modelled.py)."""
+    corrections: dict[Correction, dict[str, tuple[str, list[tuple[int, float]]]]] = field(default_factory=dict)
+    """Per device that measured a runtime and precision, its measured / modelled ratios by batch
+    (app/recommender/estimators/modelled.py, ``lab_correction``)."""
     stacks: dict[str, Any] = field(default_factory=dict)
     """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""
 

@@ -94,11 +94,25 @@ def lab_correction(
     when none measured it. A device that measured ``batch`` itself gives its ratio at that batch (the
     model's error moves with the batch, from host-bound to compute-bound); the others their mean. A
     reference run's part counts only for parts of its ``vendor`` (a stack is never carried across)."""
-    key = (runtime, precision, kind, batch, vendor)
+    per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
+    if not per_device:
+        return None
+    logs = []
+    for _label, points in per_device.values():
+        chosen = [r for b, r in points if b == batch] or [r for _, r in points]
+        logs.append(sum(chosen) / len(chosen))
+    return math.exp(sum(logs) / len(logs)), sorted(label for label, _ in per_device.values())
+
+
+def _measured_ratios(
+    runtime: str, precision: Precision, kind: DeviceKind, vendor: str | None, evidence: Evidence
+) -> dict[str, tuple[str, list[tuple[int, float]]]]:
+    """Per device that measured the runtime and precision (lab's and reference runs'): its label and
+    (batch, log of measured / modelled) per point, worked out once per ask whatever batches it serves."""
+    key = (runtime, precision, kind, vendor)
     if key in evidence.corrections:
         return evidence.corrections[key]
-    per_device: dict[str, list[tuple[int, float]]] = {}
-    labels: dict[str, str] = {}
+    per_device: dict[str, tuple[str, list[tuple[int, float]]]] = {}
     sources = [src for (src, r, q) in evidence.by_config if r == runtime and q is precision and by_batch(src)]
     for source in sorted(sources):
         for p in evidence.by_config[(source, runtime, precision)]:
@@ -109,19 +123,11 @@ def lab_correction(
             modelled = _predict(p.hardware, Config(runtime, precision, p.batch_size, p.threads), evidence)
             if modelled is not None and modelled.throughput > 0:
                 device = p.hardware.key if source == LAB else f"{source} {p.hardware.key}"
+                label = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
                 ratio = math.log(p.throughput / modelled.throughput)
-                per_device.setdefault(device, []).append((p.batch_size, ratio))
-                labels[device] = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
-    found = None
-    if per_device:
-        logs = []
-        for points in per_device.values():
-            at_batch = [r for b, r in points if b == batch]
-            chosen = at_batch or [r for _, r in points]
-            logs.append(sum(chosen) / len(chosen))
-        found = (math.exp(sum(logs) / len(logs)), sorted(labels.values()))
-    evidence.corrections[key] = found
-    return found
+                per_device.setdefault(device, (label, []))[1].append((p.batch_size, ratio))
+    evidence.corrections[key] = per_device
+    return per_device
 
 
 def _calibrated_by(references: list[str]) -> str:
