@@ -16,7 +16,7 @@ from app.recommender.estimators.base import (
     estimators,
     tdp_power,
 )
-from app.recommender.evidence import LAB, REFERENCE, Hardware, Point, by_batch
+from app.recommender.evidence import LAB, REFERENCE, Hardware, Point
 from app.recommender.guess import Guess
 from app.recommender.interpolate import interpolate
 from app.recommender.reasons import Why, power_why
@@ -28,6 +28,8 @@ def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[
     reference run's parts speak for others through the model instead (modelled.lab_correction): one
     part cannot learn how the time splits between compute and memory, and the model's difference
     between parts is what it was validated on."""
+    if config.source.startswith(REFERENCE):
+        return []
     key = (config, hardware.ref.kind)
     if key not in evidence.references:
         evidence.references[key] = _per_part(config, hardware.ref.kind, evidence)
@@ -40,7 +42,6 @@ def _references(hardware: Hardware, config: Config, evidence: Evidence) -> list[
             p.hardware.spec is not None
             and p.hardware.spec.id != hardware.spec.id
             and p.hardware.spec.vendor == hardware.spec.vendor
-            and not config.source.startswith(REFERENCE)
         )
     ]
 
@@ -59,7 +60,7 @@ def _per_part(config: Config, kind: DeviceKind, evidence: Evidence) -> list[Poin
             points = [p for p in points if (p.threads or 0) == most]
         elif config.source == LAB:
             points = [p for p in points if p.threads == config.threads]
-        at = _at_batch(points, config.batch_size) if by_batch(config.source) else points[0] if points else None
+        at = _at_batch(points, config.batch_size) if config.source == LAB else points[0] if points else None
         if at is not None and at.hardware.spec is not None:
             by_part.setdefault(at.hardware.spec.id, []).append(at)
     return [sorted(points, key=lambda p: p.throughput)[len(points) // 2] for points in by_part.values()]
