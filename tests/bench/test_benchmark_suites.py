@@ -22,7 +22,9 @@ def test_every_benchmark_suite_loads(path: Path) -> None:
     assert load_suite(str(path)).name
 
 
-@pytest.mark.parametrize(("name", "configs"), [("gpu_truth.toml", 213), ("gpu_recheck.toml", 29)])
+@pytest.mark.parametrize(
+    ("name", "configs"), [("gpu_truth.toml", 213), ("gpu_recheck.toml", 29), ("gpu_reference.toml", 137)]
+)
 def test_the_gpu_suites_give_the_h200_what_its_reference_run_measured(name: str, configs: int) -> None:
     h200 = MACHINES / "h200"
     gpus = json.loads((h200 / "probe.json").read_text())["env"]["nvml_all"]
