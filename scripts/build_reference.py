@@ -33,17 +33,53 @@ HARNESS = {
     "five steps agreed; energy dropped (its regions were shorter than one 100 ms step of NVML's counter)",
     "gpu_recheck": "at least 1 s of warm-up and 1 s of sampling on the GPU; energy from the rate between the "
     "NVML counter's steps",
+    "gpu_reference": "at least 0.5 s of warm-up and 0.5 s of sampling on the GPU; energy from the rate between the "
+    "NVML counter's steps",
 }
 NOTES = [
     "Measured by hwadvisor's own agent path on a lent machine (server, agent, job, upload; benchmarks/gpu_truth.sh), "
     "random weights, torch eager unless the runtime says otherwise.",
-    "onnxruntime-cuda and tensorrt are recorded unsupported: their libraries (onnxruntime-gpu, TensorRT) were not "
-    "on the machine and could not be carried to it.",
-    "int8 GEMM through torch._int_mm: 127 TOP/s with B row-major, 895 with B transposed (gemm_8192_nt), the layout "
-    "cuBLASLt's int8 kernels take.",
-    "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind: figures the host's CPU "
-    "bounds (batch 1) differ between them, BERT-base fp32 at batch 1 by a third.",
 ]
+GRAPH_RUNTIMES_MISSING = (
+    "onnxruntime-cuda and tensorrt are recorded unsupported: their libraries (onnxruntime-gpu, TensorRT) were not "
+    "on the machine and could not be carried to it."
+)
+INT8_LAYOUT = (
+    "int8 GEMM through torch._int_mm: {row} TOP/s with B row-major, {nt} with B transposed (gemm_8192_nt), the "
+    "layout cuBLASLt's int8 kernels take."
+)
+MACHINES_DIFFER = (
+    "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind: figures the host's CPU "
+    "bounds (batch 1) differ between them, BERT-base fp32 at batch 1 by a third."
+)
+
+ABOVE_LIMIT = (
+    "{n} settled results read a mean power above the board's {limit:.0f} W limit, up to {most:.0f} W: NVML's energy "
+    "counter steps every 100 ms, so a half-second region spans about five steps and the rate between them can read "
+    "a few percent high; the limit holds as an average over a longer window."
+)
+
+
+def notes(runs: list[ReferenceRunInfo], results: list[ReferenceResult], limit_w: float | None) -> list[str]:
+    """What a reader of the run should know, said only where the run shows it."""
+    said = list(NOTES)
+    if any(r.result.runtime in ("onnxruntime-cuda", "tensorrt") and r.result.status != "ok" for r in results):
+        said.append(GRAPH_RUNTIMES_MISSING)
+    int8 = {
+        r.result.workload: r.result.achieved_tflops
+        for r in results
+        if r.settled and r.result.precision.value == "int8" and r.result.achieved_tflops
+    }
+    if {"gemm_8192", "gemm_8192_nt"} <= int8.keys():
+        said.append(INT8_LAYOUT.format(row=round(int8["gemm_8192"]), nt=round(int8["gemm_8192_nt"])))
+    if len({r.gpu_uuid for r in runs}) > 1:
+        said.append(MACHINES_DIFFER)
+    above = [
+        r.result.mean_power_w or 0.0 for r in results if r.settled and (r.result.mean_power_w or 0.0) > (limit_w or 1e9)
+    ]
+    if above and limit_w:
+        said.append(ABOVE_LIMIT.format(n=len(above), limit=limit_w, most=max(above)))
+    return said
 
 
 def rows(path: Path, table: str) -> list[dict[str, Any]]:
@@ -109,7 +145,7 @@ def build(exports: list[Path]) -> ReferenceRun:
         machine=machine,
         runs=runs,
         results=results,
-        notes=NOTES,
+        notes=notes(runs, results, gpu.nvidia.power_limit_w if gpu.nvidia is not None else None),
     )
 
 

@@ -1,7 +1,10 @@
-"""The H200 reference run hwadvisor ships: what it holds, which of its results stand as evidence, and
-how a lab that owns no GPU sees them (measured, under their own source) through the API."""
+"""The reference runs hwadvisor ships (an H200 and an H100): what they hold, which of their results
+stand as evidence, and how a lab that owns no GPU sees them (measured, under their own source, and
+calibrating the model for the other parts of their vendor) through the API."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -10,23 +13,30 @@ from app.catalog import reference
 from app.catalog.published import parse_csv, shipped
 from app.contracts import PowerSource, Precision, Task
 from app.errors import InvalidInput
+from app.perfmodel.bands import as_pct
+from app.perfmodel.predict import band_of
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.modelled import Modelled
 from app.recommender.evidence import LAB, catalog_hardware
 from testkit.factories import Api
 
 SOURCE = "reference:hwadvisor-h200-sxm-141gb"
+H100_SOURCE = "reference:hwadvisor-h100-sxm5-80gb"
+
+
+def run_of(part: str) -> reference.ReferenceRun:
+    (run,) = [r for r in reference.shipped() if r.hardware_id == part]
+    return run
 
 
 def h200() -> reference.ReferenceRun:
-    (run,) = [r for r in reference.shipped() if r.hardware_id == "h200-sxm-141gb"]
-    return run
+    return run_of("h200-sxm-141gb")
 
 
 def test_the_h200_run_holds_its_machine_its_runs_and_every_result() -> None:
     run = h200()
     assert run.source == SOURCE and run.machine.device(run.device).name == "NVIDIA H200"  # type: ignore[union-attr]
-    assert {r.suite for r in run.runs} == {"gpu_truth", "gpu_recheck"}
+    assert {r.suite for r in run.runs} == {"gpu_truth", "gpu_recheck", "gpu_reference"}
     assert len(run.results) >= 200 and all(e.run in {r.id for r in run.runs} for e in run.results)
     assert run.machine.software.libraries["torch.cuda"] == "13.0"
     gemm = [
@@ -35,7 +45,9 @@ def test_the_h200_run_holds_its_machine_its_runs_and_every_result() -> None:
         if e.settled and e.result.workload == "gemm_8192" and e.result.precision.value == "bf16"
     ]
     assert len(gemm) == 1 and 600 < (gemm[0].achieved_tflops or 0) < 800
-    assert gemm[0].power_source is PowerSource.nvml and 650 < (gemm[0].mean_power_w or 0) < 740
+    # NVML's counter read over a half-second region can run a few percent above the 700 W limit (the notes say so)
+    assert gemm[0].power_source is PowerSource.nvml and 650 < (gemm[0].mean_power_w or 0) < 1.1 * 700
+    assert any("above the board's 700 W limit" in note for note in run.notes)
 
 
 def test_only_settled_model_results_stand_beside_the_published_ones() -> None:
@@ -57,16 +69,32 @@ def test_an_import_may_not_take_a_reference_source() -> None:
         parse_csv(text)
 
 
-def test_a_lab_without_gpus_sees_the_h200_measured_by_the_reference_run(api: Api) -> None:
-    (measured,) = [
-        e.result
-        for e in h200().results
+def test_the_h100_run_measured_every_zoo_workload_in_three_precisions_settled() -> None:
+    run = run_of("h100-sxm5-80gb")
+    assert run.source == H100_SOURCE and {r.suite for r in run.runs} == {"gpu_reference"}
+    assert run.machine.device(run.device).name == "NVIDIA H100 80GB HBM3"  # type: ignore[union-attr]
+    models = {
+        (e.result.workload, e.result.task, e.result.precision.value, e.result.batch_size)
+        for e in run.results
+        if e.settled and e.result.task in (Task.infer, Task.train)
+    }
+    assert len(models) == 11 * 2 * 3 * 2
+    assert ("resnet20", Task.train, "tf32", 256) in models and ("fcn_r", Task.infer, "bf16", 1) in models
+
+
+def measured_in(run: reference.ReferenceRun, workload: str, task: Task, precision: str, batch: int) -> float:
+    (found,) = [
+        e.result.throughput_samples_per_s
+        for e in run.results
         if e.settled
-        and e.result.workload == "resnet50"
-        and e.result.task is Task.infer
-        and e.result.precision.value == "bf16"
-        and e.result.batch_size == 256
+        and (e.result.workload, e.result.task, e.result.precision.value, e.result.batch_size)
+        == (workload, task, precision, batch)
     ]
+    assert found is not None
+    return found
+
+
+def test_a_lab_without_gpus_sees_the_reference_gpus_measured_and_the_others_calibrated_by_them(api: Api) -> None:
     body = {
         "workload": "resnet50",
         "task": "infer",
@@ -77,20 +105,32 @@ def test_a_lab_without_gpus_sees_the_h200_measured_by_the_reference_run(api: Api
     }
     response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
     assert response.status_code == 200, response.text
-    (h200_row,) = [c for c in response.json()["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb"]
-    e = h200_row["estimate"]
-    assert e["kind"] == "measured" and e["source"] == SOURCE
-    assert e["throughput_samples_per_s"] == pytest.approx(measured.throughput_samples_per_s)
-    assert "measured by hwadvisor's own reference run" in e["explanation"]
-    (h100,) = [c["estimate"] for c in response.json()["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"]
-    assert h100["kind"] == "predicted" and h100["source"] == SOURCE
-    assert f"calibrated by hwadvisor's reference run {SOURCE}" in h100["explanation"]
-    # the model says how the parts differ, the reference how fast eager PyTorch runs it: model-ratio transfer
-    model = {part: modelled(part, "resnet50", Task.infer, "bf16", 256) for part in ("h100-sxm5-80gb", "h200-sxm-141gb")}
-    expected = measured.throughput_samples_per_s * model["h100-sxm5-80gb"] / model["h200-sxm-141gb"]  # type: ignore[operator]
-    assert h100["throughput_samples_per_s"] == pytest.approx(expected, rel=1e-6)
-    (mi300x,) = [c["estimate"] for c in response.json()["candidates"] if c["hardware"]["catalog_id"] == "mi300x"]
-    assert mi300x["source"] == "model", "a CUDA stack's measurement is never carried to another vendor"
+    estimates = {c["hardware"]["catalog_id"]: c["estimate"] for c in response.json()["candidates"]}
+    for part, source in (("h200-sxm-141gb", SOURCE), ("h100-sxm5-80gb", H100_SOURCE)):
+        e = estimates[part]
+        assert e["kind"] == "measured" and e["source"] == source
+        measured = measured_in(run_of(part), "resnet50", Task.infer, "bf16", 256)
+        assert e["throughput_samples_per_s"] == pytest.approx(measured)
+        assert "measured by hwadvisor's own reference run" in e["explanation"]
+    a100 = estimates["a100-sxm4-80gb"]
+    assert a100["kind"] == "predicted"
+    assert (
+        f"calibrated by hwadvisor's reference run {H100_SOURCE}, hwadvisor's reference run {SOURCE}"
+        in (a100["explanation"])
+    )
+    # the model says how the parts differ, each reference how fast eager PyTorch runs it: the geometric
+    # mean of the two model-ratio transfers
+    model = {
+        part: modelled(part, "resnet50", Task.infer, "bf16", 256)
+        for part in ("a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb")
+    }
+    transfers = [
+        measured_in(run_of(part), "resnet50", Task.infer, "bf16", 256) * model["a100-sxm4-80gb"] / model[part]
+        for part in ("h100-sxm5-80gb", "h200-sxm-141gb")
+    ]
+    assert a100["throughput_samples_per_s"] == pytest.approx(math.sqrt(transfers[0] * transfers[1]), rel=1e-6)
+    assert a100["error_pct"] == pytest.approx(as_pct(band_of("gpu-transfer")))
+    assert estimates["mi300x"]["source"] == "model", "a CUDA stack's measurement is never carried to another vendor"
 
 
 def modelled(part: str, workload: str, task: Task, precision: str, batch: int) -> float:

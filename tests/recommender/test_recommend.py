@@ -316,14 +316,12 @@ def test_a_70b_custom_model_is_never_placed_on_a_24_gb_card(
 
 
 def test_nothing_measured_is_modelled_from_its_profile_and_says_so(api: Api) -> None:
-    """AlexNet inference: neither the lab, a published source nor a reference run measured it."""
-    answer = ask(api, workload="alexnet", scope="catalog")
+    """GNMT inference: neither the lab, a published source nor a reference run measured it."""
+    answer = ask(api, workload="gnmt", scope="catalog")
     assert answer["candidates"] and all(c["estimate"]["kind"] == "predicted" for c in answer["candidates"])
     assert any(c["hardware"]["catalog_id"] for c in answer["candidates"])
-    assert "nothing has measured alexnet/infer yet" in answer["notes"][0]
-    assert all(
-        "modelled from the alexnet operator profile" in c["estimate"]["explanation"] for c in answer["candidates"]
-    )
+    assert "nothing has measured gnmt/infer yet" in answer["notes"][0]
+    assert all("modelled from the gnmt operator profile" in c["estimate"]["explanation"] for c in answer["candidates"])
 
 
 def test_bad_specs_are_refused_with_the_field(api: Api) -> None:
