@@ -8,9 +8,12 @@ ratio, the geometric mean over devices). A reference run hwadvisor ships counts 
 (app/catalog/reference.py): the model says how parts differ, which is what it was validated on, and
 the measurement says how fast the lab's own stack runs the workload. With no measurement of that
 runtime and precision on that kind of device, the model stands alone (eager PyTorch) with the wider
-band that kind of estimate earned. A published source's configs carry that source's stack factor (NGC containers,
-DALI, fused optimisers) and its traffic factor (the memory traffic and elementwise work its stack
-does per sample, relative to eager PyTorch). A config that does not fit in the part's memory is said so, not dropped.
+band that kind of estimate earned. A calibrated figure's band is the transfer's (``gpu-transfer``:
+each reference run predicted from another this way, scripts/calibrate_perfmodel.py), or the kind's
+leave-one-part-out band where no such pair exists (CPUs). A published source's configs carry that
+source's stack factor (NGC containers, DALI, fused optimisers) and its traffic factor (the memory
+traffic and elementwise work its stack does per sample, relative to eager PyTorch). A config that does
+not fit in the part's memory is said so, not dropped.
 """
 
 from __future__ import annotations
@@ -91,17 +94,37 @@ def lab_correction(
 ) -> tuple[float, list[str]] | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
-    when none measured it. A device that measured ``batch`` itself gives its ratio at that batch (the
-    model's error moves with the batch, from host-bound to compute-bound); the others their mean. A
-    reference run's part counts only for parts of its ``vendor`` (a stack is never carried across)."""
+    when none measured it. Each device gives its ratio at ``batch`` (``at_batch``): the model's error
+    moves with the batch, from host-bound to compute-bound. A reference run's part counts only for
+    parts of its ``vendor`` (a stack is never carried across)."""
     per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
     if not per_device:
         return None
-    logs = []
-    for _label, points in per_device.values():
-        chosen = [r for b, r in points if b == batch] or [r for _, r in points]
-        logs.append(sum(chosen) / len(chosen))
+    logs = [at_batch(points, batch) for _label, points in per_device.values()]
     return math.exp(sum(logs) / len(logs)), sorted(label for label, _ in per_device.values())
+
+
+def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
+    """A device's log(measured / modelled) at ``batch`` from its (batch, log ratio) points: the mean of
+    those at that batch; between two measured batches, the line between their means in log(batch);
+    beyond them, the nearest one's (the error is not extrapolated); the mean of all with no batch."""
+    by: dict[int, list[float]] = {}
+    for b, r in points:
+        by.setdefault(b, []).append(r)
+    means = sorted((b, sum(rs) / len(rs)) for b, rs in by.items())
+    if batch is None:
+        return sum(r for _, r in points) / len(points)
+    below = [(b, r) for b, r in means if b <= batch]
+    above = [(b, r) for b, r in means if b >= batch]
+    if not below:
+        return above[0][1]
+    if not above:
+        return below[-1][1]
+    (b0, r0), (b1, r1) = below[-1], above[0]
+    if b0 == b1:
+        return r0
+    share = math.log(batch / b0) / math.log(b1 / b0)
+    return r0 + share * (r1 - r0)
 
 
 def _measured_ratios(
@@ -182,7 +205,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             config.runtime, config.precision, hardware.ref.kind, evidence, config.batch_size, hardware.spec.vendor
         )
         factor, references = correction if correction is not None else (1.0, [])
-        band = band_of(kind if references else f"{kind}-uncalibrated")
+        band = band_of(f"{kind}-transfer", kind) if references else band_of(f"{kind}-uncalibrated")
         calibrated_by = _calibrated_by(references)
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
