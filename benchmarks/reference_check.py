@@ -2,13 +2,19 @@
 
     .venv/bin/python -m benchmarks.reference_check [--all]
 
-For every settled model result of each shipped reference run (app/catalog/data/reference/: so far an
-H200 measured in torch eager), the figure the recommender gives a lab that owns no GPU (the modelled
-estimate, with its band) beside the measurement: the mean absolute log error and the mean signed
-error, per task and precision, and how often the band holds the measurement. ``--all`` prints each
-config. The model's parameters come from published results alone (scripts/calibrate_perfmodel.py);
-the reference runs are evidence at recommendation time, never calibration data, so this is a
-held-out check.
+For every settled model result of each shipped reference run (app/catalog/data/reference/: an H200
+and an H100, measured in torch eager), two figures beside the measurement, each with its band:
+
+- ``model``: what the recommender gives a lab that owns no GPU and has no reference run to lean on,
+  the modelled estimate on the part's specs alone;
+- ``transfer``: the same estimate calibrated by the *other* reference runs (each run left out of its
+  own check), as the recommender does for every GPU of their vendor that no run measured
+  (app/recommender/estimators/modelled.py, ``lab_correction``): the model says how the parts differ,
+  the other run how fast eager PyTorch runs the workload.
+
+Per task, batch and precision: the mean absolute log error, the mean signed error and how often the
+band holds the measurement. ``--all`` prints each config. The model's parameters come from published
+results alone (scripts/calibrate_perfmodel.py), so both are held-out checks.
 """
 
 from __future__ import annotations
@@ -20,9 +26,34 @@ from collections import defaultdict
 
 from app.catalog import load as catalog
 from app.catalog import reference
+from app.contracts import ReferenceRun, Result
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.modelled import Modelled
-from app.recommender.evidence import LAB, catalog_hardware
+from app.recommender.evidence import LAB, Hardware, Point, catalog_hardware
+from app.recommender.guess import Guess
+
+WAYS = ("model", "transfer")
+
+
+def model_results(run: ReferenceRun) -> list[Result]:
+    """The run's settled torch-eager inference and training results."""
+    found = []
+    for entry in run.results:
+        r = entry.result
+        if not entry.settled or r.task is None or not r.throughput_samples_per_s or r.runtime != "torch-eager":
+            continue
+        if r.task.value in ("infer", "train"):
+            found.append(r)
+    return found
+
+
+def points(run: ReferenceRun, hardware: Hardware, result: Result) -> list[Point]:
+    """The run's measurements of the result's workload and task, as the recommender sees them."""
+    return [
+        Point(hardware, run.source, r.runtime, r.precision, r.batch_size, None, r.throughput_samples_per_s or 0.0)
+        for r in model_results(run)
+        if r.workload == result.workload and r.task is result.task
+    ]
 
 
 def main() -> None:
@@ -30,41 +61,61 @@ def main() -> None:
     parser.add_argument("--all", action="store_true", help="print every config")
     args = parser.parse_args()
     parts = {e.id: e for e in catalog()}
-    for run in reference.shipped():
+    runs = reference.shipped()
+    for run in runs:
         hardware = catalog_hardware(parts[run.hardware_id])
-        groups: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+        others = [(other, catalog_hardware(parts[other.hardware_id])) for other in runs if other is not run]
+        groups: dict[tuple[str, str], list[tuple[float, bool]]] = defaultdict(list)
         print(f"{run.source}: {run.machine.device(run.device).name}, measured {run.captured}")  # type: ignore[union-attr]
-        for entry in run.results:
-            r = entry.result
-            if not entry.settled or r.task is None or not r.throughput_samples_per_s or r.runtime != "torch-eager":
-                continue
-            if r.task.value not in ("infer", "train"):
-                continue
-            evidence = Evidence([], workload=r.workload, task=r.task)
-            guess = Modelled.estimate(hardware, Config(r.runtime, r.precision, r.batch_size, None, LAB), evidence)
-            if guess is None:
-                continue
-            error = math.log(guess.throughput_samples_per_s / r.throughput_samples_per_s)
-            held = guess.throughput_low <= r.throughput_samples_per_s <= guess.throughput_high
-            for key in (
-                "all",
-                f"{r.task.value} {r.precision.value}",
-                f"{r.task.value} batch {'1' if r.batch_size == 1 else '>1'}",
-            ):
-                groups[key].append((error, held))
+        for r in model_results(run):
+            assert r.task is not None and r.throughput_samples_per_s
+            config = Config(r.runtime, r.precision, r.batch_size, None, LAB)
+            calibration = [p for other, part in others for p in points(other, part, r)]
+            guesses: dict[str, Guess | None] = {
+                "model": Modelled.estimate(hardware, config, Evidence([], workload=r.workload, task=r.task)),
+                "transfer": Modelled.estimate(hardware, config, Evidence(calibration, workload=r.workload, task=r.task))
+                if calibration
+                else None,
+            }
+            line = []
+            for way, guess in guesses.items():
+                if guess is None:
+                    line.append(f"{way} {'-':>9}")
+                    continue
+                error = math.log(guess.throughput_samples_per_s / r.throughput_samples_per_s)
+                held = guess.throughput_low <= r.throughput_samples_per_s <= guess.throughput_high
+                for group in (
+                    "all",
+                    f"{r.task.value} {r.precision.value}",
+                    f"{r.task.value} batch {'1' if r.batch_size == 1 else '>1'}",
+                ):
+                    groups[(group, way)].append((error, held))
+                line.append(
+                    f"{way} {guess.throughput_samples_per_s:>9.1f} (+-{guess.error_pct:.0f}%) "
+                    f"{math.exp(error):.2f}{' ' if held else '*'}"
+                )
             if args.all:
                 print(
                     f"  {r.workload:<14}{r.task.value:<6}{r.precision.value:<5}{r.batch_size:>5}  measured "
-                    f"{r.throughput_samples_per_s:>10.1f}  model {guess.throughput_samples_per_s:>10.1f} "
-                    f"(+-{guess.error_pct:.0f}%)  {math.exp(error):.2f}{'' if held else '  outside the band'}"
+                    f"{r.throughput_samples_per_s:>9.1f}  " + "  ".join(line)
                 )
-        print(f"  {'group':<18}{'n':>4} {'mean |log err|':>15} {'mean signed':>12} {'band holds':>11}")
-        for key in sorted(groups, key=lambda k: (k != "all", k)):
-            values = groups[key]
-            mean_abs = statistics.fmean(abs(e) for e, _ in values)
-            signed = math.exp(statistics.fmean(e for e, _ in values)) - 1
-            held = sum(h for _, h in values) / len(values)
-            print(f"  {key:<18}{len(values):>4} {mean_abs:>15.2f} {signed:>+12.0%} {held:>11.0%}")
+        if args.all:
+            print("  (ratio: estimate / measured; * the band misses the measurement)")
+        header = "".join(f" {way + ' |log err|':>20} {'signed':>7} {'band':>5}" for way in WAYS)
+        print(f"  {'group':<18}{'n':>4}{header}")
+        for group in sorted({g for g, _ in groups}, key=lambda g: (g != "all", g)):
+            cells = []
+            for way in WAYS:
+                values = groups.get((group, way), [])
+                if not values:
+                    cells.append(f" {'-':>20} {'':>7} {'':>5}")
+                    continue
+                mean_abs = statistics.fmean(abs(e) for e, _ in values)
+                signed = math.exp(statistics.fmean(e for e, _ in values)) - 1
+                held = sum(h for _, h in values) / len(values)
+                cells.append(f" {mean_abs:>20.2f} {signed:>+7.0%} {held:>5.0%}")
+            n = len(groups[(group, "model")])
+            print(f"  {group:<18}{n:>4}" + "".join(cells))
 
 
 if __name__ == "__main__":

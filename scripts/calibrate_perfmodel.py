@@ -12,6 +12,15 @@ quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/`
 source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
 calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
 
+hwadvisor's own reference runs (app/catalog/data/reference/, eager PyTorch on GPUs it was lent) are
+never fitted on; they measure two more kinds of error (``reference_errors``). ``gpu-transfer``: a part
+predicted as the recommender does for a GPU no run measured, the model's ratio between it and a
+reference run's part times that run's measurement (app/recommender/estimators/modelled.py,
+``lab_correction``), each run predicted from each other run of its vendor. ``gpu-uncalibrated`` also
+takes the model alone's errors on those runs. Each is the wider of its quantile and the leave-one-out
+band it stands beside: two GPUs of one architecture cannot show how far the transfer errs across
+architectures.
+
 Nothing from Lambda's 2025 rerun (v2_2025) or DESIGN.md's H100 figures is read: they are tests.
 """
 
@@ -20,19 +29,24 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
-from app.catalog import load
+from app.catalog import load, reference
 from app.catalog.published import shipped as published
+from app.contracts import ReferenceRun, Task
 from app.perfmodel import bands
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
-from app.perfmodel.model import PARAMETERS
+from app.perfmodel.device import device
+from app.perfmodel.model import PARAMETERS, Case, Params, steps
 from app.perfmodel.observations import from_public, median_per_part
 from app.perfmodel.predict import profile_of
 from app.perfmodel.runtime_pairs import factor as eager_factor
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
+EAGER = "torch-eager"
+MODEL_TASKS = (Task.infer, Task.train)
 SOURCES = {
     "gpu": ("public:lambda-2022", "public:lambda-2024"),
     "cpu": ("public:openvino-2024.1",),
@@ -73,6 +87,15 @@ def calibrate() -> dict[str, object]:
             band = bands.quantile(errors)
             if band is not None:
                 found_bands[name] = _round(band)
+        if kind == "gpu":
+            alone, transferred = reference_errors(reference.shipped(), fitted.params)
+            for name, errors, beside in (
+                ("gpu-uncalibrated", alone, "gpu-uncalibrated"),
+                ("gpu-transfer", transferred, "gpu"),
+            ):
+                band = bands.quantile(errors)
+                if band is not None and beside in found_bands:
+                    found_bands[name] = _round(max(band, found_bands[beside]))
     return {
         "generated_by": "scripts/calibrate_perfmodel.py",
         "params": params,
@@ -82,6 +105,45 @@ def calibrate() -> dict[str, object]:
         "eager_kernel": eager,
         "observations": counts,
     }
+
+
+Measured = dict[tuple[str, str, str, int], float]
+"""(workload, task, precision, batch) -> samples per second."""
+
+
+def reference_errors(runs: Sequence[ReferenceRun], params: Params) -> tuple[list[float], list[float]]:
+    """Absolute log errors on the reference runs' settled eager results: the model alone's, and the
+    transfer's from each other run of the same vendor at the same config."""
+    catalog = {e.id: e for e in load()}
+    measured: dict[str, Measured] = {}
+    cases: list[tuple[str, tuple[str, str, str, int], Case]] = []
+    for run in runs:
+        spec = catalog[run.hardware_id]
+        for entry in run.results:
+            r = entry.result
+            if not entry.settled or r.runtime != EAGER or r.task not in MODEL_TASKS or not r.throughput_samples_per_s:
+                continue
+            profile = profile_of(r.workload, r.task, r.precision)
+            dev = device(spec, r.precision)
+            if profile is None or dev is None or dev.kind != "gpu":
+                continue
+            key = (r.workload, r.task.value, r.precision.value, r.batch_size)
+            measured.setdefault(run.source, {})[key] = r.throughput_samples_per_s
+            cases.append((run.source, key, Case(profile, dev, r.batch_size, EAGER)))
+    modelled: dict[str, Measured] = {}
+    for (source, key, case), step in zip(cases, steps([c for _, _, c in cases], params), strict=True):
+        modelled.setdefault(source, {})[key] = case.batch / step.seconds
+    alone = [abs(math.log(modelled[s][k] / v)) for s, found in measured.items() for k, v in found.items()]
+    vendor = {run.source: catalog[run.hardware_id].vendor for run in runs}
+    transferred = [
+        abs(math.log(measured[other][k] * modelled[source][k] / modelled[other][k] / v))
+        for source, found in measured.items()
+        for other in measured
+        if other != source and vendor[other] == vendor[source]
+        for k, v in found.items()
+        if k in measured[other]
+    ]
+    return alone, transferred
 
 
 def _round(value: float) -> float:

@@ -46,8 +46,11 @@ def why_not(workload: str, task: Task, precision: Precision, hardware: CatalogHa
     return missing(hardware, precision)
 
 
-def band_of(kind: str) -> float:
-    return calibration().bands.get(kind, DEFAULT_BAND)
+def band_of(kind: str, *otherwise: str) -> float:
+    """The band ``kind`` of estimate earned; where the calibration measured none, the first of
+    ``otherwise`` it did (``gpu-transfer``, else ``gpu``), else DEFAULT_BAND."""
+    found = calibration().bands
+    return next((found[k] for k in (kind, *otherwise) if k in found), DEFAULT_BAND)
 
 
 def _key(hardware: CatalogHardware) -> tuple[object, ...]:
