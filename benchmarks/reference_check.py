@@ -14,7 +14,9 @@ and an H100, measured in torch eager), two figures beside the measurement, each 
 
 Per task, batch and precision: the mean absolute log error, the mean signed error and how often the
 band holds the measurement. ``--all`` prints each config. The model's parameters come from published
-results alone (scripts/calibrate_perfmodel.py), so both are held-out checks.
+results alone (scripts/calibrate_perfmodel.py), so both are held-out checks, but for one number the
+runs set: the autograd factor (app/perfmodel/autograd.py). Its own check comes first: the factor
+measured on the other runs alone, and each run's training error with it and without it.
 """
 
 from __future__ import annotations
@@ -23,10 +25,14 @@ import argparse
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
 
+from app.catalog import CatalogHardware, reference
 from app.catalog import load as catalog
-from app.catalog import reference
-from app.contracts import ReferenceRun, Result
+from app.contracts import ReferenceRun, Result, Task
+from app.perfmodel import autograd, references
+from app.perfmodel.params import shipped as calibration
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.modelled import Modelled
 from app.recommender.evidence import LAB, Hardware, Point, catalog_hardware
@@ -56,12 +62,33 @@ def points(run: ReferenceRun, hardware: Hardware, result: Result) -> list[Point]
     ]
 
 
+def autograd_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
+    """The autograd factor measured without each run, and that run's training error with it."""
+    found = references.points(runs, parts)
+    params = calibration().of("gpu")
+    print(f"autograd factor shipped: {params.autograd:.3g} (measured on every run)")
+    for run in runs:
+        training = [p for p in found if p.source == run.source and p.config[1] is Task.train]
+        factor = autograd.measure([p for p in found if p.source != run.source], params)
+        if factor is None or not training:
+            continue
+        without = references.log_errors(training, replace(params, autograd=1.0))
+        held = references.log_errors(training, replace(params, autograd=factor))
+        print(
+            f"  {run.source}: factor from the other runs {factor:.3g}; its {len(training)} training results, "
+            f"mean |log err| {statistics.fmean(map(abs, without)):.2f} without the factor, "
+            f"{statistics.fmean(map(abs, held)):.2f} with it (signed {math.exp(statistics.fmean(without)) - 1:+.0%} -> "
+            f"{math.exp(statistics.fmean(held)) - 1:+.0%})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--all", action="store_true", help="print every config")
     args = parser.parse_args()
     parts = {e.id: e for e in catalog()}
     runs = reference.shipped()
+    autograd_check(runs, parts)
     for run in runs:
         hardware = catalog_hardware(parts[run.hardware_id])
         others = [(other, catalog_hardware(parts[other.hardware_id])) for other in runs if other is not run]

@@ -13,7 +13,9 @@ source's stack factor; ``*-uncalibrated``: without any, what a prediction for a 
 calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
 
 hwadvisor's own reference runs (app/catalog/data/reference/, eager PyTorch on GPUs it was lent) are
-never fitted on; they measure two more kinds of error (``reference_errors``). ``gpu-transfer``: a part
+never fitted on. They measure the autograd factor (app/perfmodel/autograd.py: eager training's host
+cost per operator, which the published runs cannot see) and, with it, two more kinds of error
+(app/perfmodel/references.py). ``gpu-transfer``: a part
 predicted as the recommender does for a GPU no run measured, the model's ratio between it and a
 reference run's part times that run's measurement (app/recommender/estimators/modelled.py,
 ``lab_correction``), each run predicted from each other run of its vendor. ``gpu-uncalibrated`` also
@@ -29,24 +31,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from app.catalog import load, reference
 from app.catalog.published import shipped as published
-from app.contracts import ReferenceRun, Task
-from app.perfmodel import bands
+from app.perfmodel import autograd, bands, references
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
-from app.perfmodel.device import device
-from app.perfmodel.model import PARAMETERS, Case, Params, steps
+from app.perfmodel.model import PARAMETERS
 from app.perfmodel.observations import from_public, median_per_part
 from app.perfmodel.predict import profile_of
 from app.perfmodel.runtime_pairs import factor as eager_factor
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
-EAGER = "torch-eager"
-MODEL_TASKS = (Task.infer, Task.train)
 SOURCES = {
     "gpu": ("public:lambda-2022", "public:lambda-2024"),
     "cpu": ("public:openvino-2024.1",),
@@ -66,6 +64,7 @@ def calibrate() -> dict[str, object]:
     found_bands: dict[str, float] = {}
     counts: dict[str, int] = {}
     eager: dict[str, float] = {}
+    measured_autograd: dict[str, float] = {}
     for kind in ("gpu", "cpu"):
         seen = observations(kind)
         counts[kind] = len(seen)
@@ -88,7 +87,13 @@ def calibrate() -> dict[str, object]:
             if band is not None:
                 found_bands[name] = _round(band)
         if kind == "gpu":
-            alone, transferred = reference_errors(reference.shipped(), fitted.params)
+            found = references.points(reference.shipped(), {e.id: e for e in load()})
+            factor = autograd.measure(found, fitted.params)
+            shipped_params = fitted.params if factor is None else replace(fitted.params, autograd=factor)
+            if factor is not None:
+                measured_autograd[kind] = _round(factor)
+            alone = [abs(e) for e in references.log_errors(found, shipped_params)]
+            transferred = [abs(e) for e in references.transfer_errors(found, shipped_params)]
             for name, errors, beside in (
                 ("gpu-uncalibrated", alone, "gpu-uncalibrated"),
                 ("gpu-transfer", transferred, "gpu"),
@@ -103,47 +108,9 @@ def calibrate() -> dict[str, object]:
         "traffic": dict(sorted(traffic.items())),
         "bands": dict(sorted(found_bands.items())),
         "eager_kernel": eager,
+        "autograd": measured_autograd,
         "observations": counts,
     }
-
-
-Measured = dict[tuple[str, str, str, int], float]
-"""(workload, task, precision, batch) -> samples per second."""
-
-
-def reference_errors(runs: Sequence[ReferenceRun], params: Params) -> tuple[list[float], list[float]]:
-    """Absolute log errors on the reference runs' settled eager results: the model alone's, and the
-    transfer's from each other run of the same vendor at the same config."""
-    catalog = {e.id: e for e in load()}
-    measured: dict[str, Measured] = {}
-    cases: list[tuple[str, tuple[str, str, str, int], Case]] = []
-    for run in runs:
-        spec = catalog[run.hardware_id]
-        for entry in run.results:
-            r = entry.result
-            if not entry.settled or r.runtime != EAGER or r.task not in MODEL_TASKS or not r.throughput_samples_per_s:
-                continue
-            profile = profile_of(r.workload, r.task, r.precision)
-            dev = device(spec, r.precision)
-            if profile is None or dev is None or dev.kind != "gpu":
-                continue
-            key = (r.workload, r.task.value, r.precision.value, r.batch_size)
-            measured.setdefault(run.source, {})[key] = r.throughput_samples_per_s
-            cases.append((run.source, key, Case(profile, dev, r.batch_size, EAGER)))
-    modelled: dict[str, Measured] = {}
-    for (source, key, case), step in zip(cases, steps([c for _, _, c in cases], params), strict=True):
-        modelled.setdefault(source, {})[key] = case.batch / step.seconds
-    alone = [abs(math.log(modelled[s][k] / v)) for s, found in measured.items() for k, v in found.items()]
-    vendor = {run.source: catalog[run.hardware_id].vendor for run in runs}
-    transferred = [
-        abs(math.log(measured[other][k] * modelled[source][k] / modelled[other][k] / v))
-        for source, found in measured.items()
-        for other in measured
-        if other != source and vendor[other] == vendor[source]
-        for k, v in found.items()
-        if k in measured[other]
-    ]
-    return alone, transferred
 
 
 def _round(value: float) -> float:

@@ -33,7 +33,9 @@ The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch laten
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
 runtime's much smaller executor cost), ``launch_s`` per kernel an operator launches beyond its first
 (cuDNN's LSTM layer, a foreach optimiser update, a convolution's backward: one call from Python, the
-rest launched from C++), plus ``step_s`` per step. A GPU overlaps the two (the host
+rest launched from C++), plus ``step_s`` per step; eager PyTorch's training step pays ``dispatch_s``
+times the *autograd factor* per operator (``Params.autograd``: recording the graph forward, running
+each node backward). A GPU overlaps the two (the host
 queues kernels ahead), so a step takes the smooth max of host and device time; a CPU does both on
 the same cores, so it takes their sum. CPU peaks and bandwidth scale with the threads used, and the
 clock with how many cores are busy (``scaled``).
@@ -51,6 +53,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from app.contracts import Task
 from app.perfmodel.device import Device
 from app.perfmodel.profile import TENSOR_CLASSES, OpClass, Profile
 
@@ -131,6 +134,12 @@ class Params:
     the rest: measured on lab CPUs that ran both on the same machine (app/perfmodel/runtime_pairs.py).
     1 on GPUs, where eager PyTorch and a graph runtime call the same cuDNN and cuBLAS kernels and the
     difference is fusion (``fused``)."""
+    autograd: float = 1.0
+    """The *autograd factor*: a training step's host cost per operator in eager PyTorch (EAGER_RUNTIME)
+    over an inference step's. Training records the autograd graph as it runs forward and runs each node
+    of it backward, both on the host. Not fitted with the rest (the published training runs keep their
+    GPUs busy and cannot see it): measured on hwadvisor's GPU reference runs (app/perfmodel/autograd.py).
+    1 where it was not measured (CPUs)."""
 
     def __getitem__(self, name: str) -> float:
         return self.values[name]
@@ -228,11 +237,13 @@ def evaluate(
     watts: Array,
     traffic: Array,
     relayout: Array,
+    training: Array,
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager
     dispatch; ``eager`` is 1 where the eager kernel factor applies (EAGER_RUNTIME); ``traffic`` is the
     case's traffic factor (1 for eager PyTorch as profiled); ``relayout`` is 1 where a case's convolutions
-    are transposed to NHWC and back (``RELAYOUT_BYTES``)."""
+    are transposed to NHWC and back (``RELAYOUT_BYTES``); ``training`` is 1 where the autograd factor
+    applies (an eager PyTorch training step)."""
     i = cols.case
     relaid = np.zeros(len(i), dtype=bool)
     if relayout.any():  # only GPU cases at half precision: spare the others the pass over the classes
@@ -257,7 +268,8 @@ def evaluate(
     bucket = _smooth_max(compute, memory, SHARPNESS)
     kernels = np.bincount(i, launched, n)
     device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]
-    per_op = np.where(dispatch > 0, params["dispatch_eager_s"], params["dispatch_graph_s"])
+    eager_op = params["dispatch_eager_s"] * np.where(training > 0, params.autograd, 1.0)
+    per_op = np.where(dispatch > 0, eager_op, params["dispatch_graph_s"])
     operators = np.bincount(i, called, n)
     extra = np.maximum(kernels - operators, 0.0)  # launches beyond each call's first, from C++
     host = operators * per_op + extra * params["launch_s"] + params["step_s"]
@@ -312,6 +324,7 @@ def figures_of(c: Case) -> dict[str, float]:
         "watts": dev.matrix_watts if dev.kind == "gpu" else float("inf"),
         "traffic": c.traffic,
         "relayout": relayout(c),
+        "training": 1.0 if c.profile.task is Task.train and is_eager(c.runtime) else 0.0,
     }
 
 

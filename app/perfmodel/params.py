@@ -2,9 +2,9 @@
 
 scripts/calibrate_perfmodel.py writes the file from the published results shipped with the
 package (and the lab results it is given); benchmarks/accuracy.py measures how good they are. The
-file holds, per kind of device, the model's parameters and eager kernel factor, each source's stack
-factor, each source family's traffic factors, and the bands
-(absolute log errors at 90% coverage) that leave-one-part-out gave each kind of estimate.
+file holds, per kind of device, the model's parameters, eager kernel factor and autograd factor,
+each source's stack factor, each source family's traffic factors, and the bands (absolute log errors
+at 90% coverage) that leave-one-part-out and the reference runs gave each kind of estimate.
 """
 
 from __future__ import annotations
@@ -38,12 +38,19 @@ class Calibration(BaseModel):
         description="Per kind: eager PyTorch's matrix kernels' efficiency relative to a graph runtime's "
         "(app/perfmodel/runtime_pairs.py); 1 where absent.",
     )
+    autograd: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind: eager PyTorch training's host cost per operator over inference's, measured on "
+        "hwadvisor's reference runs (app/perfmodel/autograd.py); 1 where absent.",
+    )
 
     def of(self, kind: str) -> Params:
         """The kind's parameters; one the file lacks (a calibration older than the model) is its prior."""
         fitted = self.params.get(kind, {})
         values = {p: fitted.get(p, PRIORS[kind][p][0]) for p in PARAMETERS}
-        return Params(kind, values, eager_kernel=self.eager_kernel.get(kind, 1.0))
+        return Params(
+            kind, values, eager_kernel=self.eager_kernel.get(kind, 1.0), autograd=self.autograd.get(kind, 1.0)
+        )
 
 
 @lru_cache(maxsize=1)

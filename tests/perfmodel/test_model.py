@@ -195,6 +195,19 @@ def test_the_eager_kernel_factor_slows_eager_pytorchs_matrix_kernels_alone() -> 
     assert after.seconds > before.seconds
 
 
+def test_the_autograd_factor_raises_eager_trainings_host_cost_per_operator_alone() -> None:
+    plain = PARAMS
+    factored = Params("gpu", PARAMS.values, autograd=2.0)
+    training = profile().model_copy(update={"task": Task.train})
+    for prof, runtime in ((profile(), "torch-eager"), (training, "pytorch-ngc"), (training, "onnxruntime-cuda")):
+        assert step(prof, gpu(), 1, factored, runtime=runtime) == step(prof, gpu(), 1, plain, runtime=runtime)
+    before = step(training, gpu(), 1, plain, runtime="torch-eager")
+    after = step(training, gpu(), 1, factored, runtime="torch-eager")
+    operators = sum(b.operators for b in training.buckets)
+    assert after.host_s - before.host_s == pytest.approx(operators * PARAMS["dispatch_eager_s"])
+    assert after.device_s == before.device_s and after.seconds > before.seconds
+
+
 def test_a_few_busy_cores_run_at_turbo_up_to_the_parts_highest_clock() -> None:
     cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None, turbo=1.9)
     one, two, half, all_cores = (scaled(cpu, t)[0] for t in (1, 2, 32, 64))
