@@ -16,7 +16,7 @@ from app.errors import InvalidInput
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
 from app.recommender.estimators.base import Config, Evidence
-from app.recommender.estimators.modelled import Modelled
+from app.recommender.estimators.modelled import Modelled, at_batch
 from app.recommender.evidence import LAB, catalog_hardware
 from testkit.factories import Api
 
@@ -131,6 +131,35 @@ def test_a_lab_without_gpus_sees_the_reference_gpus_measured_and_the_others_cali
     assert a100["throughput_samples_per_s"] == pytest.approx(math.sqrt(transfers[0] * transfers[1]), rel=1e-6)
     assert a100["error_pct"] == pytest.approx(as_pct(band_of("gpu-transfer")))
     assert estimates["mi300x"]["source"] == "model", "a CUDA stack's measurement is never carried to another vendor"
+
+
+def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_own_runs_curve(api: Api) -> None:
+    body = {
+        "catalog_id": "h100-sxm5-80gb",
+        "workload": "resnet50",
+        "task": "train",
+        "runtime": "torch-eager",
+        "precision": "fp32",
+        "batch_size": 64,
+    }
+    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    e = response.json()
+    assert e["kind"] == "predicted" and e["source"] == H100_SOURCE
+    assert "reference:hwadvisor-h200" not in e["explanation"], "the H100's own run speaks for the H100 alone"
+    run = run_of("h100-sxm5-80gb")
+    ratios = [
+        (
+            b,
+            math.log(
+                measured_in(run, "resnet50", Task.train, "fp32", b)
+                / modelled("h100-sxm5-80gb", "resnet50", Task.train, "fp32", b)
+            ),
+        )
+        for b in (32, 256)
+    ]
+    expected = modelled("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 64) * math.exp(at_batch(ratios, 64))
+    assert e["throughput_samples_per_s"] == pytest.approx(expected, rel=1e-6)
 
 
 def modelled(part: str, workload: str, task: Task, precision: str, batch: int) -> float:

@@ -11,7 +11,7 @@ import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from app.contracts import DeviceKind, PowerBasis, Precision, Task
 from app.recommender.evidence import LAB, Hardware, Point, by_batch
@@ -31,6 +31,17 @@ class Config:
 
 
 Correction = tuple[str, Precision, DeviceKind, str | None]
+
+
+class Ratios(NamedTuple):
+    """One device's measured / modelled ratios (modelled.lab_correction): its label, its catalog part
+    and (batch, log ratio) per point."""
+
+    label: str
+    part: str
+    points: list[tuple[int, float]]
+
+
 """A lab correction's key: runtime, precision, kind of device and vendor (modelled.lab_correction)."""
 
 
@@ -53,7 +64,7 @@ class Evidence:
     curves: dict[tuple[str, str, str, Precision], list[Point]] = field(default_factory=dict)
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
-    corrections: dict[Correction, dict[str, tuple[str, list[tuple[int, float]]]]] = field(default_factory=dict)
+    corrections: dict[Correction, dict[str, Ratios]] = field(default_factory=dict)
     """Per device that measured a runtime and precision, its measured / modelled ratios by batch
     (app/recommender/estimators/modelled.py, ``lab_correction``)."""
     stacks: dict[str, Any] = field(default_factory=dict)

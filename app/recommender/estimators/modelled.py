@@ -28,7 +28,7 @@ from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
-from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, estimators
+from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, Ratios, estimators
 from app.recommender.evidence import LAB, Hardware, by_batch
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
@@ -91,17 +91,22 @@ def lab_correction(
     evidence: Evidence,
     batch: int | None = None,
     vendor: str | None = None,
+    part: str | None = None,
 ) -> tuple[float, list[str]] | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
     when none measured it. Each device gives its ratio at ``batch`` (``at_batch``): the model's error
-    moves with the batch, from host-bound to compute-bound. A reference run's part counts only for
-    parts of its ``vendor`` (a stack is never carried across)."""
+    moves with the batch, from host-bound to compute-bound. Where devices of the target's own ``part``
+    measured it, they alone speak (an H100 asked at a batch its reference run did not measure is
+    that run's curve, not its mean with an H200's). A reference run's part counts only for parts of
+    its ``vendor`` (a stack is never carried across)."""
     per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
-    if not per_device:
+    own = [d for d in per_device.values() if part is not None and d.part == part]
+    chosen = own or list(per_device.values())
+    if not chosen:
         return None
-    logs = [at_batch(points, batch) for _label, points in per_device.values()]
-    return math.exp(sum(logs) / len(logs)), sorted(label for label, _ in per_device.values())
+    logs = [at_batch(d.points, batch) for d in chosen]
+    return math.exp(sum(logs) / len(logs)), sorted(d.label for d in chosen)
 
 
 def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
@@ -129,13 +134,14 @@ def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
 
 def _measured_ratios(
     runtime: str, precision: Precision, kind: DeviceKind, vendor: str | None, evidence: Evidence
-) -> dict[str, tuple[str, list[tuple[int, float]]]]:
-    """Per device that measured the runtime and precision (lab's and reference runs'): its label and
-    (batch, log of measured / modelled) per point, worked out once per ask whatever batches it serves."""
+) -> dict[str, Ratios]:
+    """Per device that measured the runtime and precision (lab's and reference runs'): its label, its
+    part and (batch, log of measured / modelled) per point, worked out once per ask whatever batches
+    and parts it serves."""
     key = (runtime, precision, kind, vendor)
     if key in evidence.corrections:
         return evidence.corrections[key]
-    per_device: dict[str, tuple[str, list[tuple[int, float]]]] = {}
+    per_device: dict[str, Ratios] = {}
     sources = [src for (src, r, q) in evidence.by_config if r == runtime and q is precision and by_batch(src)]
     for source in sorted(sources):
         for p in evidence.by_config[(source, runtime, precision)]:
@@ -148,7 +154,9 @@ def _measured_ratios(
                 device = p.hardware.key if source == LAB else f"{source} {p.hardware.key}"
                 label = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
                 ratio = math.log(p.throughput / modelled.throughput)
-                per_device.setdefault(device, (label, []))[1].append((p.batch_size, ratio))
+                per_device.setdefault(device, Ratios(label, p.hardware.spec.id, [])).points.append(
+                    (p.batch_size, ratio)
+                )
     evidence.corrections[key] = per_device
     return per_device
 
@@ -202,7 +210,13 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     kind = modelled.band_kind
     if config.source == LAB:
         correction = lab_correction(
-            config.runtime, config.precision, hardware.ref.kind, evidence, config.batch_size, hardware.spec.vendor
+            config.runtime,
+            config.precision,
+            hardware.ref.kind,
+            evidence,
+            config.batch_size,
+            hardware.spec.vendor,
+            hardware.spec.id,
         )
         factor, references = correction if correction is not None else (1.0, [])
         band = band_of(f"{kind}-transfer", kind) if references else band_of(f"{kind}-uncalibrated")
