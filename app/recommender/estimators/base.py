@@ -34,10 +34,11 @@ Correction = tuple[str, Precision, DeviceKind, str | None]
 
 
 class Ratios(NamedTuple):
-    """One device's measured / modelled ratios (modelled.lab_correction): its label, its catalog part
-    and (batch, log ratio) per point."""
+    """One device's measured / modelled ratios (modelled.lab_correction): its label, its source (the
+    lab's or a reference run's), its catalog part and (batch, log ratio) per point."""
 
     label: str
+    source: str
     part: str
     points: list[tuple[int, float]]
 

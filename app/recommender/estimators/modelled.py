@@ -96,13 +96,14 @@ def lab_correction(
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
     when none measured it. Each device gives its ratio at ``batch`` (``at_batch``): the model's error
-    moves with the batch, from host-bound to compute-bound. Where devices of the target's own ``part``
-    measured it, they alone speak (an H100 asked at a batch its reference run did not measure is
-    that run's curve, not its mean with an H200's). A reference run's part counts only for parts of
-    its ``vendor`` (a stack is never carried across)."""
-    per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
-    own = [d for d in per_device.values() if part is not None and d.part == part]
-    chosen = own or list(per_device.values())
+    moves with the batch, from host-bound to compute-bound. Where a reference run measured the
+    target's own ``part``, it speaks for hwadvisor's runs alone (an H100 asked at a batch its run did
+    not measure is that run's curve, not its mean with an H200's); the lab's devices always count,
+    theirs being the lab's stack. A reference run's part counts only for parts of its ``vendor`` (a
+    stack is never carried across)."""
+    chosen = list(_measured_ratios(runtime, precision, kind, vendor, evidence).values())
+    if any(d.source != LAB and d.part == part for d in chosen):
+        chosen = [d for d in chosen if d.source == LAB or d.part == part]
     if not chosen:
         return None
     logs = [at_batch(d.points, batch) for d in chosen]
@@ -135,7 +136,7 @@ def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
 def _measured_ratios(
     runtime: str, precision: Precision, kind: DeviceKind, vendor: str | None, evidence: Evidence
 ) -> dict[str, Ratios]:
-    """Per device that measured the runtime and precision (lab's and reference runs'): its label, its
+    """Per device that measured the runtime and precision (lab's and reference runs'): its label, source,
     part and (batch, log of measured / modelled) per point, worked out once per ask whatever batches
     and parts it serves."""
     key = (runtime, precision, kind, vendor)
@@ -154,7 +155,7 @@ def _measured_ratios(
                 device = p.hardware.key if source == LAB else f"{source} {p.hardware.key}"
                 label = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
                 ratio = math.log(p.throughput / modelled.throughput)
-                per_device.setdefault(device, Ratios(label, p.hardware.spec.id, [])).points.append(
+                per_device.setdefault(device, Ratios(label, source, p.hardware.spec.id, [])).points.append(
                     (p.batch_size, ratio)
                 )
     evidence.corrections[key] = per_device
