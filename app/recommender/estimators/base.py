@@ -43,6 +43,18 @@ class Ratios(NamedTuple):
     points: list[tuple[int, float]]
 
 
+@dataclass(slots=True)
+class RatiosAt:
+    """Every device's log ratio at one batch (modelled._ratios_at), the correction they make together,
+    the parts a reference run measured, and the correction for each such part asked for (its run alone
+    beside the lab's devices)."""
+
+    ratios: list[tuple[Ratios, float]]
+    everyone: tuple[float, tuple[str, ...]] | None
+    reference_parts: set[str]
+    own: dict[str, tuple[float, tuple[str, ...]] | None]
+
+
 """A lab correction's key: runtime, precision, kind of device and vendor (modelled.lab_correction)."""
 
 
@@ -66,6 +78,8 @@ class Evidence:
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
     corrections: dict[Correction, dict[str, Ratios]] = field(default_factory=dict)
+    ratios_at: dict[tuple[str, Precision, DeviceKind, str | None, int | None], RatiosAt] = field(default_factory=dict)
+    """Each device's log ratio at a batch, and the corrections made of them (``modelled.lab_correction``)."""
     """Per device that measured a runtime and precision, its measured / modelled ratios by batch
     (app/recommender/estimators/modelled.py, ``lab_correction``)."""
     stacks: dict[str, Any] = field(default_factory=dict)

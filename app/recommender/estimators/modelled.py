@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 from app.contracts import DeviceKind, EstimateKind, Precision, ReasonCode
 from app.perfmodel.bands import as_pct
@@ -28,7 +29,15 @@ from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
-from app.recommender.estimators.base import Config, Estimator, EstimatorInfo, Evidence, Ratios, estimators
+from app.recommender.estimators.base import (
+    Config,
+    Estimator,
+    EstimatorInfo,
+    Evidence,
+    Ratios,
+    RatiosAt,
+    estimators,
+)
 from app.recommender.evidence import LAB, Hardware, by_batch
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
@@ -92,7 +101,7 @@ def lab_correction(
     batch: int | None = None,
     vendor: str | None = None,
     part: str | None = None,
-) -> tuple[float, list[str]] | None:
+) -> tuple[float, tuple[str, ...]] | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
     when none measured it. Each device gives its ratio at ``batch`` (``at_batch``): the model's error
@@ -101,13 +110,36 @@ def lab_correction(
     not measure is that run's curve, not its mean with an H200's); the lab's devices always count,
     theirs being the lab's stack. A reference run's part counts only for parts of its ``vendor`` (a
     stack is never carried across)."""
-    chosen = list(_measured_ratios(runtime, precision, kind, vendor, evidence).values())
-    if any(d.source != LAB and d.part == part for d in chosen):
-        chosen = [d for d in chosen if d.source == LAB or d.part == part]
+    at = _ratios_at(runtime, precision, kind, vendor, batch, evidence)
+    if part is None or part not in at.reference_parts:
+        return at.everyone
+    if part not in at.own:
+        chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part]
+        at.own[part] = _mean(chosen)
+    return at.own[part]
+
+
+def _mean(chosen: Sequence[tuple[Ratios, float]]) -> tuple[float, tuple[str, ...]] | None:
     if not chosen:
         return None
-    logs = [at_batch(d.points, batch) for d in chosen]
-    return math.exp(sum(logs) / len(logs)), sorted(d.label for d in chosen)
+    return math.exp(sum(r for _, r in chosen) / len(chosen)), tuple(sorted(d.label for d, _ in chosen))
+
+
+def _ratios_at(
+    runtime: str, precision: Precision, kind: DeviceKind, vendor: str | None, batch: int | None, evidence: Evidence
+) -> RatiosAt:
+    """Each device's log ratio at ``batch`` and their mean, worked out once per batch whatever parts ask."""
+    key = (runtime, precision, kind, vendor, batch)
+    if key not in evidence.ratios_at:
+        per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
+        ratios = [(d, at_batch(d.points, batch)) for d in per_device.values()]
+        evidence.ratios_at[key] = RatiosAt(
+            ratios=ratios,
+            everyone=_mean(ratios),
+            reference_parts={d.part for d, _ in ratios if d.source != LAB},
+            own={},
+        )
+    return evidence.ratios_at[key]
 
 
 def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
@@ -162,7 +194,8 @@ def _measured_ratios(
     return per_device
 
 
-def _calibrated_by(references: list[str]) -> str:
+@lru_cache(maxsize=4096)
+def _calibrated_by(references: tuple[str, ...]) -> str:
     if not references:
         return "published results only"
     runs = sorted({r[r.index("(reference:") + 1 : -1] for r in references if "(reference:" in r})
@@ -171,7 +204,8 @@ def _calibrated_by(references: list[str]) -> str:
     return ", ".join(said + [f"hwadvisor's reference run {run}" for run in runs])
 
 
-def _source_of(references: list[str]) -> str:
+@lru_cache(maxsize=4096)
+def _source_of(references: tuple[str, ...]) -> str:
     """'lab' where a lab device calibrated the figure; a reference run's source where only it did;
     the model's where nothing did."""
     if not references:
@@ -219,7 +253,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.vendor,
             hardware.spec.id,
         )
-        factor, references = correction if correction is not None else (1.0, [])
+        factor, references = correction if correction is not None else (1.0, ())
         band = band_of(f"{kind}-transfer", kind) if references else band_of(f"{kind}-uncalibrated")
         calibrated_by = _calibrated_by(references)
     else:
@@ -227,7 +261,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         if stack is None:
             return None
         factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
-        references = []
+        references = ()
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
@@ -263,5 +297,5 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         power_basis=basis,
         why=reasons,
         memory_gb=modelled.memory_bytes / 1e9,
-        references=references,
+        references=list(references),
     )
