@@ -13,15 +13,14 @@ source's stack factor; ``*-uncalibrated``: without any, what a prediction for a 
 calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
 
 hwadvisor's own reference runs (app/catalog/data/reference/, eager PyTorch on GPUs it was lent) are
-never fitted on. They measure the autograd factor (app/perfmodel/autograd.py: eager training's host
-cost per operator, which the published runs cannot see) and, with it, two more kinds of error
-(app/perfmodel/references.py). ``gpu-transfer``: a part
-predicted as the recommender does for a GPU no run measured, the model's ratio between it and a
-reference run's part times that run's measurement (app/recommender/estimators/modelled.py,
-``lab_correction``), each run predicted from each other run of its vendor. ``gpu-uncalibrated`` also
-takes the model alone's errors on those runs. Each is the wider of its quantile and the leave-one-out
-band it stands beside: two GPUs of one architecture cannot show how far the transfer errs across
-architectures.
+not in the fit. They set the one number the published runs cannot see, the autograd factor
+(app/perfmodel/autograd.py: eager training's host cost per operator), and, with it, measure two more
+kinds of error (app/perfmodel/references.py). ``gpu-transfer``: a part predicted as the recommender
+does for a GPU no run measured, the model's ratio between it and a reference run's part times that
+run's measurement (app/recommender/estimators/modelled.py, ``lab_correction``), each run predicted
+from each other run of its vendor. ``gpu-uncalibrated`` also takes the model alone's errors on those
+runs. Each is the wider of its quantile and the leave-one-out band it stands beside: two GPUs of one
+architecture cannot show how far the transfer errs across architectures.
 
 Nothing from Lambda's 2025 rerun (v2_2025) or DESIGN.md's H100 figures is read: they are tests.
 """
