@@ -43,14 +43,7 @@ WAYS = ("model", "transfer")
 
 def model_results(run: ReferenceRun) -> list[Result]:
     """The run's settled torch-eager inference and training results."""
-    found = []
-    for entry in run.results:
-        r = entry.result
-        if not entry.settled or r.task is None or not r.throughput_samples_per_s or r.runtime != "torch-eager":
-            continue
-        if r.task.value in ("infer", "train"):
-            found.append(r)
-    return found
+    return [e.result for e in reference.settled_models(run) if e.result.runtime == references.EAGER]
 
 
 def points(run: ReferenceRun, hardware: Hardware, result: Result) -> list[Point]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from app.contracts import PowerSource, PublicResult, ReferenceRun, Task
+from app.contracts import PowerSource, PublicResult, ReferenceResult, ReferenceRun, Task
 
 MODEL_TASKS = (Task.infer, Task.train)
 
@@ -26,6 +26,11 @@ def shipped() -> tuple[ReferenceRun, ...]:
     return tuple(ReferenceRun.model_validate_json(f.read_text(encoding="utf-8")) for f in files)
 
 
+def settled_models(run: ReferenceRun) -> list[ReferenceResult]:
+    """The run's settled model results (inference and training) that measured a throughput."""
+    return [e for e in run.results if e.settled and e.result.task in MODEL_TASKS and e.result.throughput_samples_per_s]
+
+
 def as_published(run: ReferenceRun) -> list[PublicResult]:
     """The run's settled, successful model results as rows beside the published ones."""
     gpu = run.machine.device(run.device)
@@ -33,10 +38,8 @@ def as_published(run: ReferenceRun) -> list[PublicResult]:
     torch = run.machine.software.libraries.get("torch", "?")
     cuda = run.machine.software.libraries.get("torch.cuda", "?")
     rows = []
-    for entry in run.results:
+    for entry in settled_models(run):
         r = entry.result
-        if not entry.settled or r.task not in MODEL_TASKS or not r.throughput_samples_per_s:
-            continue
         rows.append(
             PublicResult(
                 source=run.source,

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
+from app.catalog.reference import settled_models
 from app.contracts import ReferenceRun, Task
 from app.perfmodel.device import device
 from app.perfmodel.model import Case, Params, steps
 from app.perfmodel.predict import profile_of
 
 EAGER = "torch-eager"
-MODEL_TASKS = (Task.infer, Task.train)
 
 Config = tuple[str, Task, str, int]
 """(workload, task, precision, batch)."""
@@ -41,9 +41,9 @@ def points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware])
     found = []
     for run in runs:
         spec = catalog[run.hardware_id]
-        for entry in run.results:
+        for entry in settled_models(run):
             r = entry.result
-            if not entry.settled or r.runtime != EAGER or r.task not in MODEL_TASKS or not r.throughput_samples_per_s:
+            if r.runtime != EAGER or r.task is None or r.throughput_samples_per_s is None:
                 continue
             profile = profile_of(r.workload, r.task, r.precision)
             dev = device(spec, r.precision)
