@@ -67,11 +67,13 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[float]:
     """log(transferred / measured) per point and per other run of its vendor that measured its config:
     the other run's measurement times the model's ratio between the two parts, as the recommender
     calibrates a part no run measured (app/recommender/estimators/modelled.py, ``lab_correction``)."""
-    errors = log_errors(found, params)
-    model_error = {(p.source, p.config): e for p, e in zip(found, errors, strict=True)}
+    by_config: dict[Config, list[tuple[Point, float]]] = {}
+    for p, e in zip(found, log_errors(found, params), strict=True):
+        by_config.setdefault(p.config, []).append((p, e))
     return [
-        e - model_error[(other.source, p.config)]
-        for p, e in zip(found, errors, strict=True)
-        for other in found
-        if other.config == p.config and other.source != p.source and other.vendor == p.vendor
+        e - other_e
+        for measured in by_config.values()
+        for p, e in measured
+        for other, other_e in measured
+        if other.source != p.source and other.vendor == p.vendor
     ]

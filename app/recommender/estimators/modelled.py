@@ -146,12 +146,12 @@ def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
     """A device's log(measured / modelled) at ``batch`` from its (batch, log ratio) points: the mean of
     those at that batch; between two measured batches, the line between their means in log(batch);
     beyond them, the nearest one's (the error is not extrapolated); the mean of all with no batch."""
+    if batch is None:
+        return sum(r for _, r in points) / len(points)
     by: dict[int, list[float]] = {}
     for b, r in points:
         by.setdefault(b, []).append(r)
     means = sorted((b, sum(rs) / len(rs)) for b, rs in by.items())
-    if batch is None:
-        return sum(r for _, r in points) / len(points)
     below = [(b, r) for b, r in means if b <= batch]
     above = [(b, r) for b, r in means if b >= batch]
     if not below:
