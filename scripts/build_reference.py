@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.contracts import MachineSpec, PowerSource, Result
+from app.contracts import MachineSpec, PowerSource, Result, ResultStatus
 from app.contracts.catalog import ReferenceResult, ReferenceRun, ReferenceRunInfo
 
 SETTLE_S = 0.25
@@ -63,7 +63,9 @@ ABOVE_LIMIT = (
 def notes(runs: list[ReferenceRunInfo], results: list[ReferenceResult], limit_w: float | None) -> list[str]:
     """What a reader of the run should know, said only where the run shows it."""
     said = list(NOTES)
-    if any(r.result.runtime in ("onnxruntime-cuda", "tensorrt") and r.result.status != "ok" for r in results):
+    if any(
+        r.result.runtime in ("onnxruntime-cuda", "tensorrt") and r.result.status is not ResultStatus.ok for r in results
+    ):
         said.append(GRAPH_RUNTIMES_MISSING)
     int8 = {
         r.result.workload: r.result.achieved_tflops
