@@ -184,18 +184,20 @@ def _sample(
         samples = [timer(step, sync) for _ in range(config.fixed_iterations)]
         return samples, relative_ci(samples) <= config.target_ci
     samples = []
+    sampled_s = 0.0  # the minimum counts time inside the steps, not the loop's own between them
+    least = config.sampling_min_s or 0.0
     start = time.perf_counter()
-    least = start + (config.sampling_min_s or 0.0)
-    deadline = max(start + config.time_budget_s, least)
+    deadline = start + max(config.time_budget_s, least)
     next_check = config.min_iterations
     while len(samples) < config.max_iterations:
         samples.append(timer(step, sync))
-        if len(samples) >= next_check and time.perf_counter() >= least:
+        sampled_s += samples[-1]
+        if len(samples) >= next_check and sampled_s >= least:
             # Checking every ~10% more samples keeps the bookkeeping off fast steps' wall clock.
             next_check = len(samples) + max(1, len(samples) // 10)
             if relative_ci(samples) <= config.target_ci:
                 return samples, True
-        if len(samples) >= config.min_iterations and time.perf_counter() >= deadline:
+        if len(samples) >= config.min_iterations and sampled_s >= least and time.perf_counter() >= deadline:
             break
         if time.perf_counter() >= deadline + config.time_budget_s:
             break  # a step slower than the whole budget: keep what we have
