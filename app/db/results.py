@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -110,7 +110,7 @@ FIRST_PAGE = 100
 """Rows in an export's first page; each next page doubles, up to ``chunk``."""
 
 
-def iter_csv(db: Database, where: ResultFilter, *, chunk: int = 2000) -> Iterator[str]:
+def iter_csv(db: Database, where: ResultFilter, *, chunk: int = 2000) -> Generator[str]:
     """CSV text in pages, keyset-paginated on id, each page read in its own short transaction.
 
     Nothing is held while the consumer (a client that may never read) has the page: a stalled or
