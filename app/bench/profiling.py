@@ -16,7 +16,12 @@ autograd and autocast, forward and backward, and counts:
 - its kernels: 1, except views and allocations (0), foreach optimiser ops (the launches of
   multi_tensor_apply's chunking on CUDA), a convolution's backward (one per gradient it computes)
   and an LSTM layer (cuDNN's standard algorithm: one input GEMM, then a GEMM and an elementwise
-  kernel per step; twice the GEMMs backward).
+  kernel per step; twice the GEMMs backward);
+- whether Python called it: every operator but autocast's casts (a ``_to_copy`` between fp32 and the
+  autocast dtype, in a step recorded under autocast, and the same cast back in its backward). Those
+  are kernels the dispatcher launches from C++ inside the call that asked for them (``F.linear``
+  casting its input, weight and bias), with no Python of their own: the model charges them a
+  launch, not a dispatch. The zoo's models cast nothing themselves.
 
 Memory: weights (parameters and buffers, fp32), the activations (inference: the peak of live tensors
 the step allocated, plus its input; training: the tensors autograd saves for the backward pass,
@@ -173,8 +178,8 @@ def count_step(workload: Workload, task: Task, precision: Precision, batch: int,
         model = workload.make(size)
         inputs = workload.inputs(batch, size)
         targets = workload.targets(batch, size) if task is Task.train else None
-    recorder = Recorder(model, inputs, task)
     dtype = RECORDED_AS.get(precision)
+    recorder = Recorder(model, inputs, task, autocast_to=dtype)
 
     def autocast() -> AbstractContextManager[object]:
         return torch.autocast("cpu", dtype=dtype) if dtype is not None else nullcontext()
@@ -269,15 +274,33 @@ kernel on every CPU (the fused fp16 LSTM needs AVX512-FP16 or AMX-FP16, which mo
 it torch runs the cell step by step, nothing like cuDNN). fp16 training adds GradScaler's operators."""
 
 
+class NotRecordableHere(InvalidInput):
+    """This machine's torch would run a different step than a GPU does, so its count would mislead."""
+
+
+STEPWISE_RNN = (
+    "torch ran a recurrent layer step by step (a GEMM per time step), where a GPU runs cuDNN's fused "
+    "layer: oneDNN's fused bf16 layer needs bf16 support this CPU lacks "
+    "(torch.ops.mkldnn._is_mkldnn_bf16_supported() is False here)"
+)
+
+
 class Recorder(TorchDispatchMode):
     """Counts every aten operator that reaches it; see the module's docstring for the rules."""
 
     def __init__(
-        self, model: nn.Module, inputs: Sequence[torch.Tensor], task: Task, held: Sequence[torch.Tensor] = ()
+        self,
+        model: nn.Module,
+        inputs: Sequence[torch.Tensor],
+        task: Task,
+        held: Sequence[torch.Tensor] = (),
+        autocast_to: torch.dtype | None = None,
     ) -> None:
-        """``held``: tensors allocated before the step that it writes into (a KV cache): not activations."""
+        """``held``: tensors allocated before the step that it writes into (a KV cache): not activations.
+        ``autocast_to``: the dtype the step runs under autocast to, if it does."""
         super().__init__()
         self.task = task
+        self._autocast_casts = frozenset({torch.float32, autocast_to}) if autocast_to is not None else frozenset()
         self.ops: list[OpCount] = []
         self.phase = "forward"
         self._recurrent_depth = 0
@@ -349,6 +372,8 @@ class Recorder(TorchDispatchMode):
             return
         if func.is_view or name in NO_KERNEL:
             return
+        if self._recurrent_depth > 0 and name in GEMM:
+            raise NotRecordableHere(STEPWISE_RNN, hint="record this profile on a CPU with bf16 instructions")
         written = outputs or _written_arguments(func, args, kwargs)
         natural = _classify(name)
         op_class = self._classify(name, natural)
@@ -357,6 +382,12 @@ class Recorder(TorchDispatchMode):
         )
         if weight_cast:
             self._casts[StorageWeakRef(outputs[0].untyped_storage())] = _storage_bytes(outputs[0])
+        by_autocast = (
+            name == "_to_copy"
+            and bool(inputs)
+            and bool(outputs)
+            and {inputs[0].dtype, outputs[0].dtype} == self._autocast_casts
+        )
         self.ops.append(
             OpCount(
                 name=name,
@@ -365,6 +396,7 @@ class Recorder(TorchDispatchMode):
                 bytes=_bytes(name, op_class, args, inputs, written),
                 kernels=_kernels(name, op_class, args, kwargs, inputs, written),
                 weight_cast=weight_cast,
+                called=not by_autocast,
             )
         )
         if self.task is not Task.train:

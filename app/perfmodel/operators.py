@@ -53,6 +53,9 @@ class OpCount:
     kernels: float
     weight_cast: bool = False
     """A copy of a weight into the compute precision (autocast does one per weight and step)."""
+    called: bool = True
+    """Python called it: False for a kernel the dispatcher launched inside another operator's call
+    (autocast's casts), which the host pays a launch for, not a dispatch."""
 
 
 def linear(first: float, second: float, batches: tuple[int, int]) -> Linear:
@@ -96,7 +99,7 @@ def buckets(first: Sequence[OpCount], second: Sequence[OpCount], batches: tuple[
         flops, moved = linear(a.flops, b.flops, batches), linear(a.bytes, b.bytes, batches)
         key = (a.op_class, intensity_bin(flops, moved))
         f0, m0, k0, n0 = sums.get(key, (Linear(), Linear(), 0.0, 0))
-        sums[key] = (_add(f0, flops), _add(m0, moved), k0 + max(a.kernels, b.kernels), n0 + 1)
+        sums[key] = (_add(f0, flops), _add(m0, moved), k0 + max(a.kernels, b.kernels), n0 + int(a.called))
     order = list(OpClass)
     return [
         Bucket(op_class=cls, flops=f, bytes=m, kernels=k, operators=n)

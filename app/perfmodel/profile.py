@@ -54,7 +54,11 @@ class Bucket(BaseModel):
     bytes: Linear
     kernels: NonNegative
     """Kernels launched per step (does not grow with the batch)."""
-    operators: int = Field(ge=1, description="How many distinct aten calls of the step were summed here.")
+    operators: int = Field(
+        ge=0,
+        description="How many of the aten calls summed here Python made (autocast's casts are kernels of "
+        "the call that asked for them, not calls of their own).",
+    )
 
 
 class Memory(BaseModel):

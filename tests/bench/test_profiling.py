@@ -8,7 +8,7 @@ from typing import ClassVar
 import pytest
 import torch
 
-from app.bench.profiling import count_step, profile
+from app.bench.profiling import GEMM, NotRecordableHere, count_step, profile
 from app.bench.workloads import get_workload
 from app.bench.workloads.base import MlpWorkload, WorkloadInfo
 from app.contracts import Precision, Task
@@ -123,6 +123,32 @@ def test_autocast_casts_weights_and_int8_drops_the_casts() -> None:
     assert int8.memory.weights < bf16_profile.memory.weights / 3
     with pytest.raises(Exception, match="inference only"):
         profile(workload, Task.train, Precision.int8)
+
+
+def test_autocasts_casts_are_kernels_of_the_call_that_asked_not_calls_of_their_own() -> None:
+    """A linear layer under autocast casts its input, weight and bias inside its own C++ call: the host
+    pays Python for the layer, a launch for each cast (app/perfmodel/model.py)."""
+    workload = get_workload("distilbert")
+    fp32, bf16 = (profile(workload, Task.infer, p) for p in (Precision.fp32, Precision.bf16))
+    step = count_step(workload, Task.infer, Precision.bf16, batch=2)
+    casts = [op for op in step.ops if op.name == "_to_copy"]
+    assert casts and not any(op.called for op in casts)
+    assert all(op.called for op in step.ops if op.name != "_to_copy")
+    assert sum(b.operators for b in bf16.buckets) == sum(b.operators for b in fp32.buckets)
+    assert bf16.kernels() == fp32.kernels() + len(casts)
+
+
+def test_a_recurrent_layer_run_step_by_step_is_refused_not_counted() -> None:
+    """Where torch's CPU has no fused bf16 LSTM kernel it runs GNMT's decoder layers a step at a time,
+    which is not what cuDNN runs: the profiler says so instead of counting it."""
+    workload = get_workload("gnmt")
+    if torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        step = count_step(workload, Task.infer, Precision.bf16, batch=2)
+        assert not any(op.name in GEMM for op in step.ops if op.op_class is OpClass.recurrent)
+    else:
+        with pytest.raises(NotRecordableHere, match="step by step"):
+            count_step(workload, Task.infer, Precision.bf16, batch=2)
+    assert count_step(workload, Task.infer, Precision.fp32, batch=2).ops  # fp32's fused kernel is everywhere
 
 
 def measured_peak(name: str, batch: int, task: Task) -> float:

@@ -9,6 +9,8 @@ import json
 import subprocess
 import sys
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from app.bench.workloads import get_workload, workloads
 from app.contracts import LLM_PRESETS, Precision, Task
 from app.perfmodel.profile import OpClass, Profile, profiled, shipped
 
+ROOT = Path(__file__).resolve().parents[2]
 REBUILD = "rebuild it: python scripts/build_profiles.py"
 COUNTED = {OpClass.conv, OpClass.gemm, OpClass.recurrent}
 """What WorkloadInfo.flops_per_sample holds: torch's FLOP counter sees convolutions and GEMMs (not
@@ -91,3 +94,28 @@ def test_a_profile_predicts_more_work_for_a_bigger_batch() -> None:
     profile: Profile = shipped()[("resnet50", Task.train, Precision.bf16)]
     assert profile.flops(64) > profile.flops(32) > 0
     assert profile.memory.at(64) > profile.memory.at(32) > profile.memory.weights
+
+
+def test_a_profile_this_machine_cannot_record_faithfully_is_kept_as_shipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build_profiles keeps the shipped profile, and says so, where the profiler refuses to count a step
+    this machine's torch runs unlike a GPU (a CPU without bf16 instructions and an LSTM)."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    monkeypatch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path / "cache"))
+    import build_profiles
+
+    from app.bench import profiling
+
+    recorded = profiling.profile
+
+    def refuse_bf16(workload: Any, task: Task, precision: Precision) -> Profile:
+        if precision is Precision.bf16:
+            raise profiling.NotRecordableHere(profiling.STEPWISE_RNN)
+        return recorded(workload, task, precision)
+
+    monkeypatch.setattr(profiling, "profile", refuse_bf16)
+    build_profiles.build(tmp_path / "profiles.json", ["fcn_s"])
+    made = {(p["task"], p["precision"]): p for p in json.loads((tmp_path / "profiles.json").read_text())["profiles"]}
+    assert Profile.model_validate(made["infer", "bf16"]) == shipped()["fcn_s", Task.infer, Precision.bf16]
+    assert Profile.model_validate(made["infer", "fp32"]) == shipped()["fcn_s", Task.infer, Precision.fp32]
