@@ -14,9 +14,10 @@ and an H100, measured in torch eager), two figures beside the measurement, each 
 
 Per task, batch and precision: the mean absolute log error, the mean signed error and how often the
 band holds the measurement. ``--all`` prints each config. The model's parameters come from published
-results alone (scripts/calibrate_perfmodel.py), so both are held-out checks, but for one number the
-runs set: the autograd factor (app/perfmodel/autograd.py). Its own check comes first: the factor
-measured on the other runs alone, and each run's training error with it and without it.
+results alone (scripts/calibrate_perfmodel.py), so both are held-out checks, but for the two numbers
+the runs set: eager PyTorch's dispatch per operator and autograd factor on a GPU (app/perfmodel/host.py).
+Their own check comes first: both measured on the other runs alone, and each run's batch-1 inference
+and training errors with them and with the values the published rows gave the fit.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import replace
 from app.catalog import CatalogHardware, reference
 from app.catalog import load as catalog
 from app.contracts import ReferenceRun, Result, Task
-from app.perfmodel import autograd, references
+from app.perfmodel import host, references
 from app.perfmodel.params import shipped as calibration
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.modelled import Modelled
@@ -55,24 +56,38 @@ def points(run: ReferenceRun, hardware: Hardware, result: Result) -> list[Point]
     ]
 
 
-def autograd_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
-    """The autograd factor measured without each run, and that run's training error with it."""
+def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
+    """The host costs measured without each run, and that run's errors with them."""
     found = references.points(runs, parts)
-    params = calibration().of("gpu")
-    print(f"autograd factor shipped: {params.autograd:.3g} (measured on every run)")
+    shipped = calibration().of("gpu")
+    fitted = replace(shipped, autograd=1.0, values={**shipped.values, "dispatch_eager_s": fitted_dispatch()})
+    print(
+        f"host costs shipped: dispatch {shipped['dispatch_eager_s'] * 1e6:.1f} us per operator, autograd factor "
+        f"{shipped.autograd:.3g} (measured on every run; the fit on published rows alone: "
+        f"{fitted['dispatch_eager_s'] * 1e6:.1f} us, 1)"
+    )
     for run in runs:
-        training = [p for p in found if p.source == run.source and p.config[1] is Task.train]
-        factor = autograd.measure([p for p in found if p.source != run.source], params)
-        if factor is None or not training:
-            continue
-        without = references.log_errors(training, replace(params, autograd=1.0))
-        held = references.log_errors(training, replace(params, autograd=factor))
+        held = host.measured([p for p in found if p.source != run.source], fitted)
         print(
-            f"  {run.source}: factor from the other runs {factor:.3g}; its {len(training)} training results, "
-            f"mean |log err| {statistics.fmean(map(abs, without)):.2f} without the factor, "
-            f"{statistics.fmean(map(abs, held)):.2f} with it (signed {math.exp(statistics.fmean(without)) - 1:+.0%} -> "
-            f"{math.exp(statistics.fmean(held)) - 1:+.0%})"
+            f"  {run.source}: from the other runs {held['dispatch_eager_s'] * 1e6:.1f} us and {held.autograd:.3g}; "
+            "its mean |log err| (signed) as fitted -> with them:"
         )
+        for label, keep in (
+            ("infer batch 1", lambda p: p.config[1] is Task.infer and p.config[3] == 1),
+            ("train", lambda p: p.config[1] is Task.train),
+        ):
+            steps = [p for p in found if p.source == run.source and keep(p)]
+            before, after = references.log_errors(steps, fitted), references.log_errors(steps, held)
+            print(f"    {label:<14}{len(steps):>4} results: {_summary(before)} -> {_summary(after)}")
+
+
+def fitted_dispatch() -> float:
+    """The GPU dispatch the fit on published rows gave, before the reference runs measured it."""
+    return calibration().fitted_dispatch.get("gpu", calibration().of("gpu")["dispatch_eager_s"])
+
+
+def _summary(errors: Sequence[float]) -> str:
+    return f"{statistics.fmean(map(abs, errors)):.2f} ({math.exp(statistics.fmean(errors)) - 1:+.0%})"
 
 
 def main() -> None:
@@ -81,7 +96,7 @@ def main() -> None:
     args = parser.parse_args()
     parts = {e.id: e for e in catalog()}
     runs = reference.shipped()
-    autograd_check(runs, parts)
+    host_check(runs, parts)
     for run in runs:
         hardware = catalog_hardware(parts[run.hardware_id])
         others = [(other, catalog_hardware(parts[other.hardware_id])) for other in runs if other is not run]

@@ -13,12 +13,13 @@ source's stack factor; ``*-uncalibrated``: without any, what a prediction for a 
 calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
 
 hwadvisor's own reference runs (app/catalog/data/reference/, eager PyTorch on GPUs it was lent) are
-not in the fit. They set the one number the published runs cannot see, the autograd factor
-(app/perfmodel/autograd.py: eager training's host cost per operator), and, with it, measure two more
-kinds of error (app/perfmodel/references.py). ``gpu-transfer``: a part predicted as the recommender
-does for a GPU no run measured, the model's ratio between it and a reference run's part times that
-run's measurement (app/recommender/estimators/modelled.py, ``lab_correction``), each run predicted
-from each other run of its vendor. ``gpu-uncalibrated`` also takes the model alone's errors on those
+not in the fit. They set the two numbers the published runs cannot see, eager PyTorch's host costs
+(app/perfmodel/host.py): the GPU's ``dispatch_eager_s`` (written over the fitted one) and the autograd
+factor; and, with them, measure two more kinds of error (app/perfmodel/references.py).
+``gpu-transfer``: a part predicted as the recommender does for a GPU no run measured, the model's
+ratio between it and a reference run's part times that run's measurement
+(app/recommender/estimators/modelled.py, ``lab_correction``), each run predicted from each other run
+of its vendor. ``gpu-uncalibrated`` also takes the model alone's errors on those
 runs. Each is the wider of its quantile and the leave-one-out band it stands beside: two GPUs of one
 architecture cannot show how far the transfer errs across architectures.
 
@@ -30,12 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import replace
 from pathlib import Path
 
 from app.catalog import load, reference
 from app.catalog.published import shipped as published
-from app.perfmodel import autograd, bands, references
+from app.perfmodel import bands, host, references
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS
 from app.perfmodel.observations import from_public, median_per_part
@@ -64,6 +64,7 @@ def calibrate() -> dict[str, object]:
     counts: dict[str, int] = {}
     eager: dict[str, float] = {}
     measured_autograd: dict[str, float] = {}
+    fitted_dispatch: dict[str, float] = {}
     for kind in ("gpu", "cpu"):
         seen = observations(kind)
         counts[kind] = len(seen)
@@ -87,10 +88,12 @@ def calibrate() -> dict[str, object]:
                 found_bands[name] = _round(band)
         if kind == "gpu":
             found = references.points(reference.shipped(), {e.id: e for e in load()})
-            factor = autograd.measure(found, fitted.params)
-            shipped_params = fitted.params if factor is None else replace(fitted.params, autograd=factor)
-            if factor is not None:
-                measured_autograd[kind] = _round(factor)
+            shipped_params = host.measured(found, fitted.params)
+            if shipped_params["dispatch_eager_s"] != fitted.params["dispatch_eager_s"]:
+                fitted_dispatch[kind] = params[kind]["dispatch_eager_s"]
+                params[kind]["dispatch_eager_s"] = _round(shipped_params["dispatch_eager_s"])
+            if shipped_params.autograd != fitted.params.autograd:
+                measured_autograd[kind] = _round(shipped_params.autograd)
             alone = [abs(e) for e in references.log_errors(found, shipped_params)]
             transferred = [abs(e) for e in references.transfer_errors(found, shipped_params)]
             for name, errors, beside in (
@@ -108,6 +111,7 @@ def calibrate() -> dict[str, object]:
         "bands": dict(sorted(found_bands.items())),
         "eager_kernel": eager,
         "autograd": measured_autograd,
+        "fitted_dispatch": fitted_dispatch,
         "observations": counts,
     }
 

@@ -33,9 +33,11 @@ The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch laten
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
 runtime's much smaller executor cost), ``launch_s`` per kernel an operator launches beyond its first
 (cuDNN's LSTM layer, a foreach optimiser update, a convolution's backward: one call from Python, the
-rest launched from C++), plus ``step_s`` per step; eager PyTorch's training step pays ``dispatch_s``
-times the *autograd factor* per operator (``Params.autograd``: recording the graph forward, running
-each node backward). A GPU overlaps the two (the host
+rest launched from C++; likewise autocast's casts, launched inside the call that asked for them),
+plus ``step_s`` per step; eager PyTorch's training step pays ``dispatch_s`` times the *autograd
+factor* per operator (``Params.autograd``: recording the graph forward, running each node backward).
+On a GPU both eager costs are measured on hwadvisor's reference runs (app/perfmodel/host.py), not
+fitted. A GPU overlaps the two (the host
 queues kernels ahead), so a step takes the smooth max of host and device time; a CPU does both on
 the same cores, so it takes their sum. CPU peaks and bandwidth scale with the threads used, and the
 clock with how many cores are busy (``scaled``).
@@ -138,7 +140,7 @@ class Params:
     """The *autograd factor*: a training step's host cost per operator in eager PyTorch (EAGER_RUNTIME)
     over an inference step's. Training records the autograd graph as it runs forward and runs each node
     of it backward, both on the host. Not fitted with the rest (the published training runs keep their
-    GPUs busy and cannot see it): measured on hwadvisor's GPU reference runs (app/perfmodel/autograd.py).
+    GPUs busy and cannot see it): measured on hwadvisor's GPU reference runs (app/perfmodel/host.py).
     1 where it was not measured (CPUs)."""
 
     def __getitem__(self, name: str) -> float:

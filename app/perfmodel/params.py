@@ -41,7 +41,12 @@ class Calibration(BaseModel):
     autograd: dict[str, float] = Field(
         default_factory=dict,
         description="Per kind: eager PyTorch training's host cost per operator over inference's, measured on "
-        "hwadvisor's reference runs (app/perfmodel/autograd.py); 1 where absent.",
+        "hwadvisor's reference runs (app/perfmodel/host.py); 1 where absent.",
+    )
+    fitted_dispatch: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind whose ``dispatch_eager_s`` the reference runs measured (app/perfmodel/host.py): "
+        "what the fit on published results alone had given it, for the record.",
     )
 
     def of(self, kind: str) -> Params:
