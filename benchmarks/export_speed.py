@@ -8,7 +8,9 @@ Side by side in one run, on one SQLite database seeded over the real server's AP
 2. The work before a stalled client's stream blocks: the first page, at 2,000 rows (as before) and at
    ``results.FIRST_PAGE`` rows.
 3. Against the server process: a plain export's wall time; then 40 clients that ask for the export and
-   never read, and the time until a new export's first byte and its last.
+   never read: while they hold their streams, how long a five-row query of the results takes (three
+   times; the exports build their pages on their own threads, ``routes.results.EXPORT_THREADS``); once
+   they are gone, the time until a new export's first byte and its last.
 """
 
 from __future__ import annotations
@@ -80,6 +82,18 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
                     for _ in range(STALLED):
                         stack.enter_context(stalled_reader(base, "/api/v1/results/export.csv"))
                     time.sleep(5)
+                    queries = [
+                        _timed(
+                            lambda: http.get(
+                                "/api/v1/results", params={"limit": 5}, headers=ADMIN_HEADERS
+                            ).raise_for_status()
+                        )
+                        for _ in range(3)
+                    ]
+                    out(
+                        f"server, while {STALLED} clients hold their exports unread: a 5-row query "
+                        + ", ".join(f"{q:.2f} s" for q in queries)
+                    )
                 start = time.perf_counter()
                 with http.stream("GET", "/api/v1/results/export.csv", headers=ADMIN_HEADERS) as response:
                     chunks = response.iter_bytes()
