@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
             configure_logging(settings.log_format)
         db = database or Database(settings.resolved_database_url)
         app.state.db = db
+        app.state.export_limiter = anyio.CapacityLimiter(results.EXPORT_THREADS)  # in this worker's loop
         metrics.watch(db)
         try:
             secret = bootstrap_admin_token(db, settings)

@@ -89,8 +89,9 @@ themselves; the rest of the API keeps its pool and its share of the CPU."""
 
 
 def export_limiter(request: Request) -> anyio.CapacityLimiter:
+    """The worker's limiter, made in its event loop as it starts (app.server.app's lifespan)."""
     limiter: anyio.CapacityLimiter | None = getattr(request.app.state, "export_limiter", None)
-    if limiter is None:  # made in the worker's event loop, on the first export it serves
+    if limiter is None:  # an app served without its lifespan (a test's bare client): made on first use
         limiter = request.app.state.export_limiter = anyio.CapacityLimiter(EXPORT_THREADS)
     return limiter
 
