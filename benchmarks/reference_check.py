@@ -60,7 +60,7 @@ def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) 
     """The host costs measured without each run, and that run's errors with them."""
     found = references.points(runs, parts)
     shipped = calibration().of("gpu")
-    fitted = replace(shipped, autograd=1.0, values={**shipped.values, "dispatch_eager_s": fitted_dispatch()})
+    fitted = replace(host.with_dispatch(shipped, fitted_dispatch()), autograd=1.0)
     print(
         f"host costs shipped: dispatch {shipped['dispatch_eager_s'] * 1e6:.1f} us per operator, autograd factor "
         f"{shipped.autograd:.3g} (measured on every run; the fit on published rows alone: "

@@ -35,10 +35,15 @@ DISPATCH_GRID = tuple(float(s) for s in np.exp(np.linspace(math.log(2e-6), math.
 AUTOGRAD_GRID = tuple(float(f) for f in np.exp(np.linspace(math.log(0.5), math.log(8.0), 61)))
 
 
+def with_dispatch(params: Params, seconds: float) -> Params:
+    """``params`` with eager PyTorch's dispatch per operator set to ``seconds``."""
+    return replace(params, values={**params.values, "dispatch_eager_s": seconds})
+
+
 def dispatch(found: Sequence[Point], params: Params) -> float | None:
     """The eager dispatch per operator that best fits the batch-1 inference points of ``found``."""
     steps = [p for p in found if p.config[1] is Task.infer and p.config[3] == 1]
-    return _best(steps, DISPATCH_GRID, lambda s: replace(params, values={**params.values, "dispatch_eager_s": s}))
+    return _best(steps, DISPATCH_GRID, lambda seconds: with_dispatch(params, seconds))
 
 
 def autograd(found: Sequence[Point], params: Params) -> float | None:
@@ -51,7 +56,7 @@ def measured(found: Sequence[Point], params: Params) -> Params:
     """``params`` with the dispatch, then the autograd factor, measured on ``found`` (each kept where
     ``found`` has no point to measure it)."""
     if (seconds := dispatch(found, params)) is not None:
-        params = replace(params, values={**params.values, "dispatch_eager_s": seconds})
+        params = with_dispatch(params, seconds)
     if (factor := autograd(found, params)) is not None:
         params = replace(params, autograd=factor)
     return params

@@ -28,14 +28,10 @@ def made_by(params: Params) -> list[references.Point]:
     ]
 
 
-def with_dispatch(params: Params, seconds: float) -> Params:
-    return replace(params, values={**params.values, "dispatch_eager_s": seconds})
-
-
 def test_the_dispatch_and_the_factor_that_made_the_steps_are_recovered() -> None:
     params = shipped().of("gpu")
-    modelled = made_by(replace(with_dispatch(params, 3.5e-5), autograd=3.0))
-    found = host.measured(modelled, replace(with_dispatch(params, 1e-5), autograd=1.0))
+    modelled = made_by(replace(host.with_dispatch(params, 3.5e-5), autograd=3.0))
+    found = host.measured(modelled, replace(host.with_dispatch(params, 1e-5), autograd=1.0))
     assert found["dispatch_eager_s"] == pytest.approx(3.5e-5, rel=0.05)
     assert found.autograd == pytest.approx(3.0, rel=0.05)
     assert host.autograd([p for p in modelled if p.config[1] is Task.infer], params) is None
@@ -46,7 +42,7 @@ def test_the_shipped_costs_are_what_the_reference_runs_measure_and_each_run_gain
     calibration = shipped()
     params = calibration.of("gpu")
     assert 5e-6 < params["dispatch_eager_s"] < 5e-5 and 1.0 < params.autograd < 4.0
-    fitted = replace(with_dispatch(params, calibration.fitted_dispatch["gpu"]), autograd=1.0)
+    fitted = replace(host.with_dispatch(params, calibration.fitted_dispatch["gpu"]), autograd=1.0)
     found = reference_points()
     measured = host.measured(found, fitted)
     assert measured["dispatch_eager_s"] == pytest.approx(params["dispatch_eager_s"], rel=0.01)

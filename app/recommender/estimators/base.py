@@ -31,6 +31,7 @@ class Config:
 
 
 Correction = tuple[str, Precision, DeviceKind, str | None]
+"""A lab correction's key: runtime, precision, kind of device and vendor (modelled.lab_correction)."""
 
 
 class Ratios(NamedTuple):
@@ -55,9 +56,6 @@ class RatiosAt:
     own: dict[str, tuple[float, tuple[str, ...]] | None]
 
 
-"""A lab correction's key: runtime, precision, kind of device and vendor (modelled.lab_correction)."""
-
-
 @dataclass(slots=True)
 class Evidence:
     """The points of one workload, indexed for the estimators."""
@@ -78,10 +76,10 @@ class Evidence:
     measured_keys: set[str] = field(default_factory=set)
     exact: dict[tuple[str, str, str, Precision, int | None, int | None], list[Point]] = field(default_factory=dict)
     corrections: dict[Correction, dict[str, Ratios]] = field(default_factory=dict)
-    ratios_at: dict[tuple[str, Precision, DeviceKind, str | None, int | None], RatiosAt] = field(default_factory=dict)
-    """Each device's log ratio at a batch, and the corrections made of them (``modelled.lab_correction``)."""
     """Per device that measured a runtime and precision, its measured / modelled ratios by batch
     (app/recommender/estimators/modelled.py, ``lab_correction``)."""
+    ratios_at: dict[tuple[str, Precision, DeviceKind, str | None, int | None], RatiosAt] = field(default_factory=dict)
+    """Each device's log ratio at a batch, and the corrections made of them (``modelled.lab_correction``)."""
     stacks: dict[str, Any] = field(default_factory=dict)
     """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""
 

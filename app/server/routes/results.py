@@ -73,7 +73,7 @@ def export_results(where: FilterDep, _reader: Reader, db: DatabaseDep, request: 
     pages = results.iter_csv(db, where)
     first = next(pages)
     return StreamingResponse(
-        paced(first, pages, export_limiter(request)),
+        paced(first, pages, request.app.state.export_limiter),
         media_type="text/csv",
         headers={"Content-Disposition": 'attachment; filename="hwadvisor-results.csv"'},
     )
@@ -85,15 +85,8 @@ EXPORT_THREADS = 2
 Starlette reads a plain iterator in the thread pool every endpoint shares (40 threads): 40 exports to
 clients that read slowly, or whose kernels buffer megabytes, kept 40 threads writing CSV on a 2-core
 server, and a five-row query behind them waited past 20 s. Exports now queue for these threads among
-themselves; the rest of the API keeps its pool and its share of the CPU."""
-
-
-def export_limiter(request: Request) -> anyio.CapacityLimiter:
-    """The worker's limiter, made in its event loop as it starts (app.server.app's lifespan)."""
-    limiter: anyio.CapacityLimiter | None = getattr(request.app.state, "export_limiter", None)
-    if limiter is None:  # an app served without its lifespan (a test's bare client): made on first use
-        limiter = request.app.state.export_limiter = anyio.CapacityLimiter(EXPORT_THREADS)
-    return limiter
+themselves; the rest of the API keeps its pool and its share of the CPU. The limiter is made in each
+worker's event loop as it starts (app.server.app's lifespan, ``app.state.export_limiter``)."""
 
 
 async def paced(first: str, pages: Generator[str], limiter: anyio.CapacityLimiter) -> AsyncIterator[str]:
