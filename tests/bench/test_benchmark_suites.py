@@ -23,7 +23,15 @@ def test_every_benchmark_suite_loads(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "configs"), [("gpu_truth.toml", 213), ("gpu_recheck.toml", 29), ("gpu_reference.toml", 137)]
+    ("name", "configs"),
+    [
+        ("gpu_truth.toml", 213),
+        ("gpu_recheck.toml", 29),
+        ("gpu_reference.toml", 137),
+        ("gpu_batches.toml", 165),
+        ("gpu_batches_recheck.toml", 39),
+        ("gpu_batch1_recheck.toml", 33),
+    ],
 )
 def test_the_gpu_suites_give_the_h200_what_its_reference_run_measured(name: str, configs: int) -> None:
     h200 = MACHINES / "h200"
