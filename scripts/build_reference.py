@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ HARNESS = {
     "NVML counter's steps",
     "gpu_reference": "at least 0.5 s of warm-up and 0.5 s of sampling on the GPU; energy from the rate between the "
     "NVML counter's steps",
+    "gpu_batches": "gpu_reference's harness, at the batches between its own (benchmarks/gpu_batches.toml)",
+    "gpu_batches_recheck": "gpu_reference's harness: inference at batch 32 again (benchmarks/gpu_batches_recheck.toml)",
+    "gpu_batch1_recheck": "gpu_reference's harness: inference at batch 1 again (benchmarks/gpu_batch1_recheck.toml)",
 }
 NOTES = [
     "Measured by hwadvisor's own agent path on a lent machine (server, agent, job, upload; benchmarks/gpu_truth.sh), "
@@ -51,6 +55,12 @@ INT8_LAYOUT = (
 MACHINES_DIFFER = (
     "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind: figures the host's CPU "
     "bounds (batch 1) differ between them, BERT-base fp32 at batch 1 by a third."
+)
+MACHINES_MEASURED = (
+    "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind. Of the eager model configs two "
+    "machines measured with the GPU minimums, the faster over the slower: {spread}. Where the host's CPU bounds the "
+    "step (small batches), the machine moves the figure far more than the measurement's interval says; the later "
+    "run's figure stands."
 )
 
 ABOVE_LIMIT = (
@@ -75,13 +85,33 @@ def notes(runs: list[ReferenceRunInfo], results: list[ReferenceResult], limit_w:
     if {"gemm_8192", "gemm_8192_nt"} <= int8.keys():
         said.append(INT8_LAYOUT.format(row=round(int8["gemm_8192"]), nt=round(int8["gemm_8192_nt"])))
     if len({r.gpu_uuid for r in runs}) > 1:
-        said.append(MACHINES_DIFFER)
+        spread = machine_spread(runs, results)
+        said.append(MACHINES_MEASURED.format(spread=spread) if spread else MACHINES_DIFFER)
     above = [
         r.result.mean_power_w or 0.0 for r in results if r.settled and (r.result.mean_power_w or 0.0) > (limit_w or 1e9)
     ]
     if above and limit_w:
         said.append(ABOVE_LIMIT.format(n=len(above), limit=limit_w, most=max(above)))
     return said
+
+
+def machine_spread(runs: list[ReferenceRunInfo], results: list[ReferenceResult]) -> str:
+    """Per task and batch, how far two machines' measurements of one config differ (median and most),
+    over the configs measured with the GPU minimums on more than one machine; empty with none."""
+    minimums = {r.id for r in runs if r.suite != "gpu_truth"}
+    by_config: dict[tuple[object, ...], list[float]] = {}
+    for entry in results:
+        r = entry.result
+        if entry.run in minimums and r.task is not None and r.runtime == "torch-eager" and r.throughput_samples_per_s:
+            by_config.setdefault((r.task.value, r.batch_size, *key(r)), []).append(r.throughput_samples_per_s)
+    ratios: dict[tuple[str, int], list[float]] = {}
+    for (task, batch, *_), measured in by_config.items():
+        if len(measured) > 1:
+            ratios.setdefault((str(task), int(str(batch))), []).append(max(measured) / min(measured))
+    return "; ".join(
+        f"{task} batch {batch}, {len(found)} configs: {statistics.median(found):.2f}x median, up to {max(found):.2f}x"
+        for (task, batch), found in sorted(ratios.items())
+    )
 
 
 def rows(path: Path, table: str) -> list[dict[str, Any]]:
