@@ -10,7 +10,11 @@ and an H100, measured in torch eager), two figures beside the measurement, each 
 - ``transfer``: the same estimate calibrated by the *other* reference runs (each run left out of its
   own check), as the recommender does for every GPU of their vendor that no run measured
   (app/recommender/estimators/modelled.py, ``lab_correction``): the model says how the parts differ,
-  the other run how fast eager PyTorch runs the workload.
+  the other run how fast eager PyTorch runs the workload;
+- ``between``: where another machine's run of the same part measured batches on both sides of the
+  result's, the estimate calibrated by that run alone, as the recommender answers a reference run's
+  own part at a batch it did not measure (the run's ratio drawn between its batches, ``at_batch``;
+  the H200's batches 8, 32, 128 and 64, 128 of training, from benchmarks/gpu_batches.toml).
 
 Per task, batch and precision: the mean absolute log error, the mean signed error and how often the
 band holds the measurement. ``--all`` prints each config. The model's parameters come from published
@@ -31,7 +35,7 @@ from dataclasses import replace
 
 from app.catalog import CatalogHardware, reference
 from app.catalog import load as catalog
-from app.contracts import ReferenceRun, Result, Task
+from app.contracts import ReferenceResult, ReferenceRun, Result, Task
 from app.perfmodel import host, references
 from app.perfmodel.params import shipped as calibration
 from app.recommender.estimators.base import Config, Evidence
@@ -39,21 +43,31 @@ from app.recommender.estimators.modelled import Modelled
 from app.recommender.evidence import LAB, Hardware, Point, catalog_hardware
 from app.recommender.guess import Guess
 
-WAYS = ("model", "transfer")
+WAYS = ("model", "transfer", "between")
 
 
-def model_results(run: ReferenceRun) -> list[Result]:
-    """The run's settled torch-eager inference and training results."""
-    return [e.result for e in reference.settled_models(run) if e.result.runtime == references.EAGER]
+def model_entries(run: ReferenceRun) -> list[ReferenceResult]:
+    """The run's settled torch-eager inference and training results, with the run each came from."""
+    return [e for e in reference.settled_models(run) if e.result.runtime == references.EAGER]
 
 
-def points(run: ReferenceRun, hardware: Hardware, result: Result) -> list[Point]:
-    """The run's measurements of the result's workload and task, as the recommender sees them."""
+def points(run: ReferenceRun, hardware: Hardware, result: Result, but: str | None = None) -> list[Point]:
+    """The run's measurements of the result's workload and task (but those of the run ``but``), as the
+    recommender sees them."""
     return [
         Point(hardware, run.source, r.runtime, r.precision, r.batch_size, None, r.throughput_samples_per_s or 0.0)
-        for r in model_results(run)
-        if r.workload == result.workload and r.task is result.task
+        for e in model_entries(run)
+        if e.run != but and (r := e.result).workload == result.workload and r.task is result.task
     ]
+
+
+def between(run: ReferenceRun, hardware: Hardware, entry: ReferenceResult) -> list[Point]:
+    """Another machine's points of the result's config on the run's part, where they measured batches
+    on both sides of the result's; none otherwise."""
+    r = entry.result
+    others = [p for p in points(run, hardware, r, but=entry.run) if p.precision is r.precision]
+    batches = [p.batch_size for p in others]
+    return others if batches and min(batches) < r.batch_size < max(batches) else []
 
 
 def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
@@ -102,14 +116,19 @@ def main() -> None:
         others = [(other, catalog_hardware(parts[other.hardware_id])) for other in runs if other is not run]
         groups: dict[tuple[str, str], list[tuple[float, bool]]] = defaultdict(list)
         print(f"{run.source}: {run.machine.device(run.device).name}, measured {run.captured}")  # type: ignore[union-attr]
-        for r in model_results(run):
+        for entry in model_entries(run):
+            r = entry.result
             assert r.task is not None and r.throughput_samples_per_s
             config = Config(r.runtime, r.precision, r.batch_size, None, LAB)
             calibration = [p for other, part in others for p in points(other, part, r)]
+            own = between(run, hardware, entry)
             guesses: dict[str, Guess | None] = {
                 "model": Modelled.estimate(hardware, config, Evidence([], workload=r.workload, task=r.task)),
                 "transfer": Modelled.estimate(hardware, config, Evidence(calibration, workload=r.workload, task=r.task))
                 if calibration
+                else None,
+                "between": Modelled.estimate(hardware, config, Evidence(own, workload=r.workload, task=r.task))
+                if own
                 else None,
             }
             line = []
@@ -122,7 +141,7 @@ def main() -> None:
                 for group in (
                     "all",
                     f"{r.task.value} {r.precision.value}",
-                    f"{r.task.value} batch {'1' if r.batch_size == 1 else '>1'}",
+                    f"{r.task.value} batch {r.batch_size}",
                 ):
                     groups[(group, way)].append((error, held))
                 line.append(

@@ -21,7 +21,10 @@ ratio between it and a reference run's part times that run's measurement
 (app/recommender/estimators/modelled.py, ``lab_correction``), each run predicted from each other run
 of its vendor. ``gpu-uncalibrated`` also takes the model alone's errors on those
 runs. Each is the wider of its quantile and the leave-one-out band it stands beside: two GPUs of one
-architecture cannot show how far the transfer errs across architectures.
+architecture cannot show how far the transfer errs across architectures. ``gpu-between``: a run's own
+part at a batch between those it measured, the model times the run's ratio drawn between its batches
+(``at_batch``), each result predicted from another machine's run of that part (leave one batch out,
+``references.between_errors``); its own quantile, the part being the run's.
 
 Nothing from Lambda's 2025 rerun (v2_2025) or DESIGN.md's H100 figures is read: they are tests.
 """
@@ -96,6 +99,9 @@ def calibrate() -> dict[str, object]:
                 measured_autograd[kind] = _round(shipped_params.autograd)
             alone = [abs(e) for e in references.log_errors(found, shipped_params)]
             transferred = [abs(e) for e in references.transfer_errors(found, shipped_params)]
+            between = bands.quantile([abs(e) for e in references.between_errors(found, shipped_params)])
+            if between is not None:
+                found_bands["gpu-between"] = _round(between)
             for name, errors, beside in (
                 ("gpu-uncalibrated", alone, "gpu-uncalibrated"),
                 ("gpu-transfer", transferred, "gpu"),

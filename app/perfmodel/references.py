@@ -3,7 +3,8 @@ settled eager PyTorch inference or training result as a case to model beside its
 
 The model's parameters are never fitted on these; they measure what the published rows cannot show:
 the autograd factor (app/perfmodel/host.py) and the bands of the figures the runs calibrate
-(scripts/calibrate_perfmodel.py).
+(scripts/calibrate_perfmodel.py): a part no run measured, calibrated by another part's run
+(``transfer_errors``), and a run's own part at a batch between those it measured (``between_errors``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ Config = tuple[str, Task, str, int]
 class Point:
     source: str
     """The reference run's source (``reference:hwadvisor-<part>``)."""
+    run: str
+    """The id of the run within it that measured the point: each had a machine of its own."""
     vendor: str
     config: Config
     case: Case
@@ -51,7 +54,7 @@ def points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware])
                 continue
             config = (r.workload, r.task, r.precision.value, r.batch_size)
             case = Case(profile, dev, r.batch_size, EAGER)
-            found.append(Point(run.source, spec.vendor, config, case, r.throughput_samples_per_s))
+            found.append(Point(run.source, entry.run, spec.vendor, config, case, r.throughput_samples_per_s))
     return found
 
 
@@ -77,3 +80,52 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[float]:
         for other, other_e in measured
         if other.source != p.source and other.vendor == p.vendor
     ]
+
+
+def between_errors(found: Sequence[Point], params: Params) -> list[float]:
+    """log(interpolated / measured) per point measured at a batch strictly between batches that another
+    machine's run of the same reference measured for its workload, task and precision: the model at that
+    batch times that run's measured / modelled ratio drawn between its batches (``at_batch``), as the
+    recommender calibrates a reference run's own part at a batch the run did not measure. The other
+    machine's points alone, so the error holds what moves between two machines of one part (the host
+    bounds batch 1), as it does between hwadvisor's run and a lab's."""
+    curves: dict[tuple[str, str, str, Task, str], list[tuple[int, float]]] = {}
+    for p, e in zip(found, log_errors(found, params), strict=True):
+        workload, task, precision, batch = p.config
+        curves.setdefault((p.source, p.run, workload, task, precision), []).append((batch, -e))
+    errors: list[float] = []
+    for (source, run, workload, task, precision), own in curves.items():
+        others = [
+            point
+            for (s, r, w, t, q), curve in curves.items()
+            if (s, w, t, q) == (source, workload, task, precision) and r != run
+            for point in curve
+        ]
+        if not others:
+            continue
+        low, high = min(b for b, _ in others), max(b for b, _ in others)
+        errors.extend(at_batch(others, batch) - ratio for batch, ratio in own if low < batch < high)
+    return errors
+
+
+def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
+    """A device's log(measured / modelled) at ``batch`` from its (batch, log ratio) points: the mean of
+    those at that batch; between two measured batches, the line between their means in log(batch);
+    beyond them, the nearest one's (the error is not extrapolated); the mean of all with no batch."""
+    if batch is None:
+        return sum(r for _, r in points) / len(points)
+    by: dict[int, list[float]] = {}
+    for b, r in points:
+        by.setdefault(b, []).append(r)
+    means = sorted((b, sum(rs) / len(rs)) for b, rs in by.items())
+    below = [(b, r) for b, r in means if b <= batch]
+    above = [(b, r) for b, r in means if b >= batch]
+    if not below:
+        return above[0][1]
+    if not above:
+        return below[-1][1]
+    (b0, r0), (b1, r1) = below[-1], above[0]
+    if b0 == b1:
+        return r0
+    share = math.log(batch / b0) / math.log(b1 / b0)
+    return r0 + share * (r1 - r0)

@@ -15,8 +15,9 @@ from app.contracts import PowerSource, Precision, Task
 from app.errors import InvalidInput
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
+from app.perfmodel.references import at_batch
 from app.recommender.estimators.base import Config, Evidence
-from app.recommender.estimators.modelled import Modelled, at_batch
+from app.recommender.estimators.modelled import Modelled
 from app.recommender.evidence import LAB, catalog_hardware
 from testkit.factories import Api
 
@@ -36,7 +37,14 @@ def h200() -> reference.ReferenceRun:
 def test_the_h200_run_holds_its_machine_its_runs_and_every_result() -> None:
     run = h200()
     assert run.source == SOURCE and run.machine.device(run.device).name == "NVIDIA H200"  # type: ignore[union-attr]
-    assert {r.suite for r in run.runs} == {"gpu_truth", "gpu_recheck", "gpu_reference"}
+    assert {r.suite for r in run.runs} == {
+        "gpu_truth",
+        "gpu_recheck",
+        "gpu_reference",
+        "gpu_batches",
+        "gpu_batches_recheck",
+        "gpu_batch1_recheck",
+    }
     assert len(run.results) >= 200 and all(e.run in {r.id for r in run.runs} for e in run.results)
     assert run.machine.software.libraries["torch.cuda"] == "13.0"
     gemm = [
@@ -160,6 +168,39 @@ def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_o
     ]
     expected = modelled("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 64) * math.exp(at_batch(ratios, 64))
     assert e["throughput_samples_per_s"] == pytest.approx(expected, rel=1e-6)
+    # between the run's batches: the band another machine's batches earned, leave one batch out
+    assert e["error_pct"] == pytest.approx(as_pct(band_of("gpu-between")))
+
+
+def test_beyond_its_runs_batches_a_reference_part_takes_the_wider_band(api: Api) -> None:
+    body = {
+        "catalog_id": "h100-sxm5-80gb",
+        "workload": "resnet50",
+        "task": "train",
+        "runtime": "torch-eager",
+        "precision": "fp32",
+        "batch_size": 16,
+    }
+    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    e = response.json()
+    assert e["kind"] == "predicted" and e["source"] == H100_SOURCE
+    widest = max(band_of("gpu-between"), band_of("gpu-transfer"))
+    assert e["error_pct"] == pytest.approx(as_pct(widest))
+
+
+def test_the_h200_runs_measured_the_batches_between_its_own_on_other_machines() -> None:
+    """The gpu_batches runs hold what the between band is measured on: each inference batch 8, 32 and
+    128 and training batch 64 and 128 of every zoo workload, on machines other than gpu_reference's."""
+    run = h200()
+    suite_of = {r.id: r.suite for r in run.runs}
+    uuid_of = {r.id: r.gpu_uuid for r in run.runs}
+    (reference_run,) = [r.id for r in run.runs if r.suite == "gpu_reference"]
+    between = [e for e in reference.settled_models(run) if suite_of[e.run].startswith("gpu_batch")]
+    batches = {(e.result.task, e.result.batch_size) for e in between}
+    assert batches >= {(Task.infer, 8), (Task.infer, 32), (Task.infer, 128), (Task.train, 64), (Task.train, 128)}
+    assert all(uuid_of[e.run] != uuid_of[reference_run] for e in between)
+    assert any("two machines measured" in note for note in run.notes)
 
 
 def modelled(part: str, workload: str, task: Task, precision: str, batch: int) -> float:

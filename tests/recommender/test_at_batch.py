@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.recommender.estimators.modelled import at_batch
+from app.perfmodel.references import at_batch
 
 POINTS = [(1, 0.2), (256, -0.4), (256, -0.2)]
 

@@ -44,6 +44,18 @@ class Ratios(NamedTuple):
     points: list[tuple[int, float]]
 
 
+class LabCorrection(NamedTuple):
+    """The lab's measured / modelled ratio for a config (modelled.lab_correction) and the devices it
+    stands on."""
+
+    factor: float
+    references: tuple[str, ...]
+    between: bool | None = None
+    """Where the target part's own reference run alone calibrated it: whether the batch lay strictly
+    between batches the run measured (its band is then ``gpu-between``, leave-one-batch-out) or beyond
+    them; None where other devices took part (the ``gpu-transfer`` band)."""
+
+
 @dataclass(slots=True)
 class RatiosAt:
     """Every device's log ratio at one batch (modelled._ratios_at), the correction they make together,
@@ -51,9 +63,9 @@ class RatiosAt:
     beside the lab's devices)."""
 
     ratios: list[tuple[Ratios, float]]
-    everyone: tuple[float, tuple[str, ...]] | None
+    everyone: LabCorrection | None
     reference_parts: set[str]
-    own: dict[str, tuple[float, tuple[str, ...]] | None]
+    own: dict[str, LabCorrection | None]
 
 
 @dataclass(slots=True)

@@ -29,11 +29,13 @@ from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
+from app.perfmodel.references import at_batch
 from app.recommender.estimators.base import (
     Config,
     Estimator,
     EstimatorInfo,
     Evidence,
+    LabCorrection,
     Ratios,
     RatiosAt,
     estimators,
@@ -101,7 +103,7 @@ def lab_correction(
     batch: int | None = None,
     vendor: str | None = None,
     part: str | None = None,
-) -> tuple[float, tuple[str, ...]] | None:
+) -> LabCorrection | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
     when none measured it. Each device gives its ratio at ``batch`` (``at_batch``): the model's error
@@ -115,14 +117,18 @@ def lab_correction(
         return at.everyone
     if part not in at.own:
         chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part]
-        at.own[part] = _mean(chosen)
+        own = _mean(chosen)
+        if own is not None and batch is not None and all(d.source != LAB for d, _ in chosen):
+            batches = [b for d, _ in chosen for b, _ in d.points]
+            own = own._replace(between=min(batches) < batch < max(batches))
+        at.own[part] = own
     return at.own[part]
 
 
-def _mean(chosen: Sequence[tuple[Ratios, float]]) -> tuple[float, tuple[str, ...]] | None:
+def _mean(chosen: Sequence[tuple[Ratios, float]]) -> LabCorrection | None:
     if not chosen:
         return None
-    return math.exp(sum(r for _, r in chosen) / len(chosen)), tuple(sorted(d.label for d, _ in chosen))
+    return LabCorrection(math.exp(sum(r for _, r in chosen) / len(chosen)), tuple(sorted(d.label for d, _ in chosen)))
 
 
 def _ratios_at(
@@ -140,29 +146,6 @@ def _ratios_at(
             own={},
         )
     return evidence.ratios_at[key]
-
-
-def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
-    """A device's log(measured / modelled) at ``batch`` from its (batch, log ratio) points: the mean of
-    those at that batch; between two measured batches, the line between their means in log(batch);
-    beyond them, the nearest one's (the error is not extrapolated); the mean of all with no batch."""
-    if batch is None:
-        return sum(r for _, r in points) / len(points)
-    by: dict[int, list[float]] = {}
-    for b, r in points:
-        by.setdefault(b, []).append(r)
-    means = sorted((b, sum(rs) / len(rs)) for b, rs in by.items())
-    below = [(b, r) for b, r in means if b <= batch]
-    above = [(b, r) for b, r in means if b >= batch]
-    if not below:
-        return above[0][1]
-    if not above:
-        return below[-1][1]
-    (b0, r0), (b1, r1) = below[-1], above[0]
-    if b0 == b1:
-        return r0
-    share = math.log(batch / b0) / math.log(b1 / b0)
-    return r0 + share * (r1 - r0)
 
 
 def _measured_ratios(
@@ -235,6 +218,19 @@ def _why_not(hardware: Hardware, config: Config, evidence: Evidence) -> str | No
     return None
 
 
+def _band(kind: str, correction: LabCorrection | None) -> float:
+    """The band a lab-stack figure earned: the model's alone where nothing calibrated it; a part's
+    own reference run between its batches, leave-one-batch-out; beyond them, the wider of that and
+    the transfer's (the run's nearest ratio, not extrapolated, is unchecked there); else the transfer's."""
+    if correction is None:
+        return band_of(f"{kind}-uncalibrated")
+    transfer = band_of(f"{kind}-transfer", kind)
+    if correction.between is None:
+        return transfer
+    between = band_of(f"{kind}-between", f"{kind}-transfer", kind)
+    return between if correction.between else max(between, transfer)
+
+
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
     assert hardware.spec is not None
     if _why_not(hardware, config, evidence) is not None:
@@ -253,8 +249,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.vendor,
             hardware.spec.id,
         )
-        factor, references = correction if correction is not None else (1.0, ())
-        band = band_of(f"{kind}-transfer", kind) if references else band_of(f"{kind}-uncalibrated")
+        factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
+        band = _band(kind, correction)
         calibrated_by = _calibrated_by(references)
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
