@@ -13,7 +13,6 @@ performance model's profiles (app/bench/profiling.py) must then account for.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections import defaultdict
 from contextlib import AbstractContextManager, nullcontext
@@ -22,7 +21,7 @@ from pathlib import Path
 import torch
 
 from app.bench.workloads import get_workload
-from benchmarks.train_breakdown import timed
+from benchmarks.train_breakdown import keep, timed
 
 TEMPLATE = re.compile(r"<.*>|\(.*\)")
 
@@ -99,11 +98,7 @@ def main() -> None:
                 )
                 for kernel, count, us in row["groups"][: args.top]:  # type: ignore[index]
                     print(f"    {count:4} x {us / count:8.2f} us  {kernel}")
-                if args.out:
-                    with args.out.open("a") as out:
-                        out.write(json.dumps(row) + "\n")
-                if device.type == "cuda":
-                    torch.cuda.empty_cache()
+                keep(row, args.out, device)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,15 @@ def breakdown(name: str, precision: str, batch: int, device: torch.device, repea
     return row
 
 
+def keep(row: dict[str, object], out: Path | None, device: torch.device) -> None:
+    """Append ``row`` to ``out`` (JSON lines), if given, and hand the config's memory back."""
+    if out:
+        with out.open("a") as file:
+            file.write(json.dumps(row) + "\n")
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda:0" if torch.cuda.is_available() else "cpu")
@@ -134,11 +143,7 @@ def main() -> None:
                     f" {row['forward_backward_ms']:8.2f} {row['step_ms']:8.2f} {row['kernels']:7} {busy:5.2f}",
                     flush=True,
                 )
-                if args.out:
-                    with args.out.open("a") as out:
-                        out.write(json.dumps(row) + "\n")
-                if device.type == "cuda":
-                    torch.cuda.empty_cache()
+                keep(row, args.out, device)
 
 
 if __name__ == "__main__":

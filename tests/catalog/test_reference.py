@@ -5,6 +5,7 @@ calibrating the model for the other parts of their vendor) through the API."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -141,19 +142,26 @@ def test_a_lab_without_gpus_sees_the_reference_gpus_measured_and_the_others_cali
     assert estimates["mi300x"]["source"] == "model", "a CUDA stack's measurement is never carried to another vendor"
 
 
-def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_own_runs_curve(api: Api) -> None:
+def h100_resnet50_training(api: Api, batch: int) -> dict[str, Any]:
+    """The H100's ResNet-50 fp32 training estimate at ``batch``, through the predictions API: a batch
+    its reference run (32 and 256) did not measure, so its own run's curve, predicted."""
     body = {
         "catalog_id": "h100-sxm5-80gb",
         "workload": "resnet50",
         "task": "train",
         "runtime": "torch-eager",
         "precision": "fp32",
-        "batch_size": 64,
+        "batch_size": batch,
     }
     response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
     assert response.status_code == 200, response.text
-    e = response.json()
+    e: dict[str, Any] = response.json()
     assert e["kind"] == "predicted" and e["source"] == H100_SOURCE
+    return e
+
+
+def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_own_runs_curve(api: Api) -> None:
+    e = h100_resnet50_training(api, 64)
     assert "reference:hwadvisor-h200" not in e["explanation"], "the H100's own run speaks for the H100 alone"
     run = run_of("h100-sxm5-80gb")
     ratios = [
@@ -173,18 +181,7 @@ def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_o
 
 
 def test_beyond_its_runs_batches_a_reference_part_takes_the_wider_band(api: Api) -> None:
-    body = {
-        "catalog_id": "h100-sxm5-80gb",
-        "workload": "resnet50",
-        "task": "train",
-        "runtime": "torch-eager",
-        "precision": "fp32",
-        "batch_size": 16,
-    }
-    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
-    assert response.status_code == 200, response.text
-    e = response.json()
-    assert e["kind"] == "predicted" and e["source"] == H100_SOURCE
+    e = h100_resnet50_training(api, 16)
     widest = max(band_of("gpu-between"), band_of("gpu-transfer"))
     assert e["error_pct"] == pytest.approx(as_pct(widest))
 
