@@ -99,15 +99,15 @@ def machine_spread(runs: list[ReferenceRunInfo], results: list[ReferenceResult])
     """Per task and batch, how far two machines' measurements of one config differ (median and most),
     over the configs measured with the GPU minimums on more than one machine; empty with none."""
     minimums = {r.id for r in runs if r.suite != "gpu_truth"}
-    by_config: dict[tuple[object, ...], list[float]] = {}
+    by_config: dict[tuple[str, int, tuple[object, ...]], list[float]] = {}
     for entry in results:
         r = entry.result
         if entry.run in minimums and r.task is not None and r.runtime == "torch-eager" and r.throughput_samples_per_s:
-            by_config.setdefault((r.task.value, r.batch_size, *key(r)), []).append(r.throughput_samples_per_s)
+            by_config.setdefault((r.task.value, r.batch_size, key(r)), []).append(r.throughput_samples_per_s)
     ratios: dict[tuple[str, int], list[float]] = {}
-    for (task, batch, *_), measured in by_config.items():
+    for (task, batch, _), measured in by_config.items():
         if len(measured) > 1:
-            ratios.setdefault((str(task), int(str(batch))), []).append(max(measured) / min(measured))
+            ratios.setdefault((task, batch), []).append(max(measured) / min(measured))
     return "; ".join(
         f"{task} batch {batch}, {len(found)} configs: {statistics.median(found):.2f}x median, up to {max(found):.2f}x"
         for (task, batch), found in sorted(ratios.items())

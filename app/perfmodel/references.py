@@ -89,22 +89,19 @@ def between_errors(found: Sequence[Point], params: Params) -> list[float]:
     recommender calibrates a reference run's own part at a batch the run did not measure. The other
     machine's points alone, so the error holds what moves between two machines of one part (the host
     bounds batch 1), as it does between hwadvisor's run and a lab's."""
-    curves: dict[tuple[str, str, str, Task, str], list[tuple[int, float]]] = {}
+    # per reference, workload, task and precision: each run's (batch, log ratio) curve
+    curves: dict[tuple[str, str, Task, str], dict[str, list[tuple[int, float]]]] = {}
     for p, e in zip(found, log_errors(found, params), strict=True):
         workload, task, precision, batch = p.config
-        curves.setdefault((p.source, p.run, workload, task, precision), []).append((batch, -e))
+        curves.setdefault((p.source, workload, task, precision), {}).setdefault(p.run, []).append((batch, -e))
     errors: list[float] = []
-    for (source, run, workload, task, precision), own in curves.items():
-        others = [
-            point
-            for (s, r, w, t, q), curve in curves.items()
-            if (s, w, t, q) == (source, workload, task, precision) and r != run
-            for point in curve
-        ]
-        if not others:
-            continue
-        low, high = min(b for b, _ in others), max(b for b, _ in others)
-        errors.extend(at_batch(others, batch) - ratio for batch, ratio in own if low < batch < high)
+    for runs in curves.values():
+        for run, own in runs.items():
+            others = [point for other, curve in runs.items() if other != run for point in curve]
+            if not others:
+                continue
+            low, high = min(b for b, _ in others), max(b for b, _ in others)
+            errors.extend(at_batch(others, batch) - ratio for batch, ratio in own if low < batch < high)
     return errors
 
 

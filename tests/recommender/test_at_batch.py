@@ -1,6 +1,6 @@
-"""A device's measured / modelled ratio at the batch asked for (modelled.at_batch): the model's error
-moves with the batch, from host-bound to compute-bound, so a ratio is read where it was measured and
-drawn between measured batches, never carried past them."""
+"""A device's measured / modelled ratio at the batch asked for (app/perfmodel/references.py,
+at_batch): the model's error moves with the batch, from host-bound to compute-bound, so a ratio is
+read where it was measured and drawn between measured batches, never carried past them."""
 
 from __future__ import annotations
 
