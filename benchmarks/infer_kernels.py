@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from benchmarks.train_breakdown import keep, timed
 TEMPLATE = re.compile(r"<.*>|\(.*\)")
 
 
-def kernel_groups(step: object, device: torch.device) -> tuple[dict[str, tuple[int, float]], float]:
+def kernel_groups(step: Callable[[], object], device: torch.device) -> tuple[dict[str, tuple[int, float]], float]:
     """One profiled step: per kernel name (templates dropped), launches and summed microseconds; and
     the step's wall microseconds."""
     from torch.profiler import ProfilerActivity, profile
@@ -36,7 +37,7 @@ def kernel_groups(step: object, device: torch.device) -> tuple[dict[str, tuple[i
     if cuda:
         torch.cuda.synchronize(device)
     with profile(activities=activities) as prof:
-        step()  # type: ignore[operator]
+        step()
         if cuda:
             torch.cuda.synchronize(device)
     groups: dict[str, list[float]] = defaultdict(list)

@@ -2,7 +2,7 @@
 settled eager PyTorch inference or training result as a case to model beside its measurement.
 
 The model's parameters are never fitted on these; they measure what the published rows cannot show:
-the autograd factor (app/perfmodel/host.py) and the bands of the figures the runs calibrate
+eager PyTorch's host costs on a GPU (app/perfmodel/host.py) and the bands of the figures the runs calibrate
 (scripts/calibrate_perfmodel.py): a part no run measured, calibrated by another part's run
 (``transfer_errors``), and a run's own part at a batch between those it measured (``between_errors``).
 """
