@@ -17,8 +17,12 @@ and an H100, measured in torch eager), two figures beside the measurement, each 
   the H200's batches 8, 32, 128 and 64, 128 of training, from benchmarks/gpu_batches.toml).
 
 Per task, batch and precision: the mean absolute log error, the mean signed error and how often the
-band holds the measurement. ``--all`` prints each config. The model's parameters come from published
-results alone (scripts/calibrate_perfmodel.py), so both are held-out checks, but for the two numbers
+band holds the measurement. Last, ``machine``: each run's settled figure as the recommender states it
+for the part (``measured``, with its band: how far another machine with the part measures, of the
+step's regime) against what each other machine's run measured of the same config, where one did. That
+band is made from these very pairs (``references.machine_errors``), so its coverage there is in sample.
+``--all`` prints each config. The model's parameters come from published results alone
+(scripts/calibrate_perfmodel.py), so the first three are held-out checks, but for the two numbers
 the runs set: eager PyTorch's dispatch per operator and autograd factor on a GPU (app/perfmodel/host.py).
 Their own check comes first: both measured on the other runs alone, and each run's batch-1 inference
 and training errors with them and with the values the published rows gave the fit.
@@ -39,6 +43,7 @@ from app.contracts import ReferenceResult, ReferenceRun, Result, Task
 from app.perfmodel import host, references
 from app.perfmodel.params import shipped as calibration
 from app.recommender.estimators.base import Config, Evidence
+from app.recommender.estimators.measured import Measured
 from app.recommender.estimators.modelled import Modelled
 from app.recommender.evidence import LAB, Hardware, Point, catalog_hardware
 from app.recommender.guess import Guess
@@ -93,6 +98,45 @@ def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) 
             steps = [p for p in found if p.source == run.source and keep(p)]
             before, after = references.log_errors(steps, fitted), references.log_errors(steps, held)
             print(f"    {label:<14}{len(steps):>4} results: {_summary(before)} -> {_summary(after)}")
+
+
+def machine_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
+    """Each run's settled figure, as the recommender states it for its part, against the same config
+    measured on another machine of the part, per task and batch and per regime."""
+    every = references.machine_points(runs, parts)
+    groups: dict[str, list[tuple[float, bool, float]]] = defaultdict(list)
+    for run in runs:
+        hardware = catalog_hardware(parts[run.hardware_id])
+        for entry in model_entries(run):
+            r = entry.result
+            assert r.task is not None and r.throughput_samples_per_s
+            config = (r.workload, r.task, r.precision.value, r.batch_size)
+            others = [
+                p.throughput for p in every if p.source == run.source and p.config == config and p.run != entry.run
+            ]
+            if not others:
+                continue
+            point = Point(hardware, run.source, r.runtime, r.precision, r.batch_size, None, r.throughput_samples_per_s)
+            guess = Measured.estimate(
+                hardware,
+                Config(r.runtime, r.precision, r.batch_size, None, run.source),
+                Evidence([point], workload=r.workload, task=r.task),
+            )
+            assert guess is not None
+            why = guess.reasons[0].figures
+            for other in others:
+                error = math.log(guess.throughput_samples_per_s / other)
+                held = guess.throughput_low <= other <= guess.throughput_high
+                for group in ("all", f"{r.task.value} batch {r.batch_size}", f"regime {why.get('regime', '-')}"):
+                    groups[f"{run.source} {group}"].append((error, held, guess.error_pct))
+    print("machine: a run's figure, as stated for its part, against another machine's of the same config")
+    print(f"  {'group':<58}{'n':>4} {'|log err|':>10} {'signed':>7} {'band':>6} {'holds':>6}")
+    for group, values in sorted(groups.items()):
+        mean_abs = statistics.fmean(abs(e) for e, _, _ in values)
+        signed = math.exp(statistics.fmean(e for e, _, _ in values)) - 1
+        held = sum(h for _, h, _ in values) / len(values)
+        band = statistics.median(b for _, _, b in values)
+        print(f"  {group:<58}{len(values):>4} {mean_abs:>10.2f} {signed:>+7.0%} {band:>5.0f}% {held:>6.0%}")
 
 
 def fitted_dispatch() -> float:
@@ -170,6 +214,7 @@ def main() -> None:
                 cells.append(f" {mean_abs:>20.2f} {signed:>+7.0%} {held:>5.0%}")
             n = len(groups[(group, "model")])
             print(f"  {group:<18}{n:>4}" + "".join(cells))
+    machine_check(runs, parts)
 
 
 if __name__ == "__main__":

@@ -40,13 +40,14 @@ from app.catalog import load, reference
 from app.catalog.published import shipped as published
 from app.perfmodel import bands, host, references
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
-from app.perfmodel.model import PARAMETERS
+from app.perfmodel.model import PARAMETERS, Params
 from app.perfmodel.observations import from_public, median_per_part
 from app.perfmodel.predict import profile_of
 from app.perfmodel.runtime_pairs import factor as eager_factor
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
+REGIMES = ("host", "device")
 SOURCES = {
     "gpu": ("public:lambda-2022", "public:lambda-2024"),
     "cpu": ("public:openvino-2024.1",),
@@ -97,18 +98,7 @@ def calibrate() -> dict[str, object]:
                 params[kind]["dispatch_eager_s"] = _round(shipped_params["dispatch_eager_s"])
             if shipped_params.autograd != fitted.params.autograd:
                 measured_autograd[kind] = _round(shipped_params.autograd)
-            alone = [abs(e) for e in references.log_errors(found, shipped_params)]
-            transferred = [abs(e) for e in references.transfer_errors(found, shipped_params)]
-            between = bands.quantile([abs(e) for e in references.between_errors(found, shipped_params)])
-            if between is not None:
-                found_bands["gpu-between"] = _round(between)
-            for name, errors, beside in (
-                ("gpu-uncalibrated", alone, "gpu-uncalibrated"),
-                ("gpu-transfer", transferred, "gpu"),
-            ):
-                band = bands.quantile(errors)
-                if band is not None and beside in found_bands:
-                    found_bands[name] = _round(max(band, found_bands[beside]))
+            found_bands.update(reference_bands(found, shipped_params, found_bands))
     return {
         "generated_by": "scripts/calibrate_perfmodel.py",
         "params": params,
@@ -120,6 +110,29 @@ def calibrate() -> dict[str, object]:
         "fitted_dispatch": fitted_dispatch,
         "observations": counts,
     }
+
+
+def reference_bands(found: list[references.Point], params: Params, published: dict[str, float]) -> dict[str, float]:
+    """The bands the reference runs measure, each over all its errors and per regime (host- or
+    device-bound, app/perfmodel/bands.py): the model alone's and the transfer's no narrower than the
+    leave-one-out band beside them, the between and machine bands their own."""
+    machine = references.machine_points(reference.shipped(), {e.id: e for e in load()})
+    found_bands: dict[str, float] = {}
+    for name, errors, beside in (
+        ("gpu-uncalibrated", references.model_errors(found, params), "gpu-uncalibrated"),
+        ("gpu-transfer", references.transfer_errors(found, params), "gpu"),
+        ("gpu-between", references.between_errors(found, params), None),
+        ("gpu-machine", references.machine_errors(machine, params), None),
+    ):
+        for band_name, chosen in (
+            (name, errors),
+            *((bands.in_regime(name, which), [e for e in errors if e.regime == which]) for which in REGIMES),
+        ):
+            band = bands.quantile([abs(e.value) for e in chosen])
+            if band is None or (beside is not None and beside not in published):
+                continue
+            found_bands[band_name] = _round(max(band, published[beside]) if beside is not None else band)
+    return found_bands
 
 
 def _round(value: float) -> float:

@@ -28,3 +28,22 @@ def quantile(errors: Sequence[float], coverage: float = COVERAGE) -> float | Non
 def as_pct(band: float) -> float:
     """The band as a percentage of the prediction (the wider, upper side)."""
     return (math.exp(band) - 1.0) * 100.0
+
+
+HOST_SHARE = 0.5
+"""A step is *host-bound* for its band when the model puts the host's time at half the device's or more.
+Where the host bounds the step, the same part on two machines measures up to 2.4x apart (the host's CPU,
+its clock and its driver set the pace); where the GPU does, within a few percent: one quantile over both
+is too narrow for the first and far too wide for the second. So each band the reference runs measure is
+also measured per regime, a Mondrian split of the same out-of-sample errors (scripts/calibrate_perfmodel.py);
+the threshold is a round value, its neighbours' quantiles are in docs/ACCURACY.md."""
+
+
+def regime(host_s: float, device_s: float) -> str:
+    """``host`` or ``device``: which of the two bounds a step for the bands (``HOST_SHARE``)."""
+    return "host" if host_s >= HOST_SHARE * device_s else "device"
+
+
+def in_regime(name: str, which: str) -> str:
+    """The name of band ``name`` measured on the steps of one regime alone (``gpu-between-host``)."""
+    return f"{name}-{which}"

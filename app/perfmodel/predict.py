@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision, Task
+from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, missing
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.params import shipped as calibration
@@ -33,6 +34,11 @@ class Prediction:
     band: float
     """Absolute log error at 90% coverage for this kind of estimate."""
     band_kind: str
+
+    @property
+    def regime(self) -> str:
+        """Whether the host or the device bounds the step, as the bands are split (app/perfmodel/bands.py)."""
+        return regime(self.breakdown.host_s, self.breakdown.device_s)
 
 
 def profile_of(workload: str, task: Task, precision: Precision) -> Profile | None:

@@ -4,20 +4,25 @@ settled eager PyTorch inference or training result as a case to model beside its
 The model's parameters are never fitted on these; they measure what the published rows cannot show:
 eager PyTorch's host costs on a GPU (app/perfmodel/host.py) and the bands of the figures the runs calibrate
 (scripts/calibrate_perfmodel.py): a part no run measured, calibrated by another part's run
-(``transfer_errors``), and a run's own part at a batch between those it measured (``between_errors``).
+(``transfer_errors``), a run's own part at a batch between those it measured (``between_errors``), and
+a run's measurement standing for another machine of its part (``machine_errors``). Each error carries the
+regime the model puts its step in (app/perfmodel/bands.py ``regime``), so each band is measured per regime too.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.catalog import CatalogHardware
-from app.catalog.reference import settled_models
-from app.contracts import ReferenceRun, Task
+from app.catalog.reference import MODEL_TASKS, settled_models
+from app.contracts import ReferenceResult, ReferenceRun, Task
+from app.perfmodel.bands import regime
 from app.perfmodel.device import device
-from app.perfmodel.model import Case, Params, steps
+from app.perfmodel.model import Breakdown, Case, Params, steps
 from app.perfmodel.predict import profile_of
 
 EAGER = "torch-eager"
@@ -39,42 +44,76 @@ class Point:
     """Measured samples per second."""
 
 
+class Error(NamedTuple):
+    """One out-of-sample error: log(estimated / measured), and the regime the model puts the measured
+    step in (``host`` or ``device``, app/perfmodel/bands.py)."""
+
+    value: float
+    regime: str
+
+
 def points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware]) -> list[Point]:
     """Every settled eager inference and training result of ``runs`` on a GPU the model can describe."""
+    return [p for run in runs for entry in settled_models(run) if (p := _point(run, entry, catalog)) is not None]
+
+
+def machine_points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware]) -> list[Point]:
+    """``points``, and the results a later machine's run of the same config superseded: every eager
+    inference and training result of a run that kept the GPU minimums (a ``gpu_truth`` run's results
+    count only where settled, its short ones having timed a GPU not yet at its clock and power)."""
     found = []
     for run in runs:
-        spec = catalog[run.hardware_id]
-        for entry in settled_models(run):
-            r = entry.result
-            if r.runtime != EAGER or r.task is None or r.throughput_samples_per_s is None:
-                continue
-            profile = profile_of(r.workload, r.task, r.precision)
-            dev = device(spec, r.precision)
-            if profile is None or dev is None or dev.kind != "gpu":
-                continue
-            config = (r.workload, r.task, r.precision.value, r.batch_size)
-            case = Case(profile, dev, r.batch_size, EAGER)
-            found.append(Point(run.source, entry.run, spec.vendor, config, case, r.throughput_samples_per_s))
+        minimums = {r.id for r in run.runs if r.suite != "gpu_truth"}
+        for entry in run.results:
+            if entry.result.task in MODEL_TASKS and (entry.settled or entry.run in minimums):
+                p = _point(run, entry, catalog)
+                if p is not None:
+                    found.append(p)
     return found
+
+
+def _point(run: ReferenceRun, entry: ReferenceResult, catalog: Mapping[str, CatalogHardware]) -> Point | None:
+    spec = catalog[run.hardware_id]
+    r = entry.result
+    if r.runtime != EAGER or r.task is None or not r.throughput_samples_per_s:
+        return None
+    profile = profile_of(r.workload, r.task, r.precision)
+    dev = device(spec, r.precision)
+    if profile is None or dev is None or dev.kind != "gpu":
+        return None
+    config = (r.workload, r.task, r.precision.value, r.batch_size)
+    case = Case(profile, dev, r.batch_size, EAGER)
+    return Point(run.source, entry.run, spec.vendor, config, case, r.throughput_samples_per_s)
+
+
+def _modelled(found: Sequence[Point], params: Params) -> list[Breakdown]:
+    return steps([p.case for p in found], params) if found else []
 
 
 def log_errors(found: Sequence[Point], params: Params) -> list[float]:
     """log(modelled / measured) per point, the model alone."""
-    if not found:
-        return []
-    modelled = steps([p.case for p in found], params)
-    return [math.log(p.case.batch / m.seconds / p.throughput) for p, m in zip(found, modelled, strict=True)]
+    return [
+        math.log(p.case.batch / m.seconds / p.throughput) for p, m in zip(found, _modelled(found, params), strict=True)
+    ]
 
 
-def transfer_errors(found: Sequence[Point], params: Params) -> list[float]:
+def model_errors(found: Sequence[Point], params: Params) -> list[Error]:
+    """``log_errors``, each with its step's regime."""
+    return [
+        Error(math.log(p.case.batch / m.seconds / p.throughput), regime(m.host_s, m.device_s))
+        for p, m in zip(found, _modelled(found, params), strict=True)
+    ]
+
+
+def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
     """log(transferred / measured) per point and per other run of its vendor that measured its config:
     the other run's measurement times the model's ratio between the two parts, as the recommender
     calibrates a part no run measured (app/recommender/estimators/modelled.py, ``lab_correction``)."""
-    by_config: dict[Config, list[tuple[Point, float]]] = {}
-    for p, e in zip(found, log_errors(found, params), strict=True):
+    by_config: dict[Config, list[tuple[Point, Error]]] = {}
+    for p, e in zip(found, model_errors(found, params), strict=True):
         by_config.setdefault(p.config, []).append((p, e))
     return [
-        e - other_e
+        Error(e.value - other_e.value, e.regime)
         for measured in by_config.values()
         for p, e in measured
         for other, other_e in measured
@@ -82,26 +121,52 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[float]:
     ]
 
 
-def between_errors(found: Sequence[Point], params: Params) -> list[float]:
+def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
+    """log(other / measured) per point and per other machine's run of its reference that measured its
+    config (each run had a machine of its own): how far a reference run's measurement, standing for its
+    part, is from what another machine with that part measures. ``found`` from ``machine_points``; where
+    one run measured a config more than once, its median."""
+    by_config: dict[tuple[str, Config], dict[str, list[float]]] = {}
+    regimes: dict[tuple[str, Config], str] = {}
+    for p, e in zip(found, model_errors(found, params), strict=True):
+        by_config.setdefault((p.source, p.config), {}).setdefault(p.run, []).append(p.throughput)
+        regimes[(p.source, p.config)] = e.regime
+    errors: list[Error] = []
+    for key, runs in by_config.items():
+        measured = [statistics.median(values) for values in runs.values()]
+        errors.extend(
+            Error(math.log(other / this), regimes[key])
+            for i, this in enumerate(measured)
+            for j, other in enumerate(measured)
+            if i != j
+        )
+    return errors
+
+
+def between_errors(found: Sequence[Point], params: Params) -> list[Error]:
     """log(interpolated / measured) per point measured at a batch strictly between batches that another
     machine's run of the same reference measured for its workload, task and precision: the model at that
     batch times that run's measured / modelled ratio drawn between its batches (``at_batch``), as the
     recommender calibrates a reference run's own part at a batch the run did not measure. The other
     machine's points alone, so the error holds what moves between two machines of one part (the host
     bounds batch 1), as it does between hwadvisor's run and a lab's."""
-    # per reference, workload, task and precision: each run's (batch, log ratio) curve
-    curves: dict[tuple[str, str, Task, str], dict[str, list[tuple[int, float]]]] = {}
-    for p, e in zip(found, log_errors(found, params), strict=True):
+    # per reference, workload, task and precision: each run's (batch, log ratio, regime) curve
+    curves: dict[tuple[str, str, Task, str], dict[str, list[tuple[int, float, str]]]] = {}
+    for p, e in zip(found, model_errors(found, params), strict=True):
         workload, task, precision, batch = p.config
-        curves.setdefault((p.source, workload, task, precision), {}).setdefault(p.run, []).append((batch, -e))
-    errors: list[float] = []
+        curves.setdefault((p.source, workload, task, precision), {}).setdefault(p.run, []).append(
+            (batch, -e.value, e.regime)
+        )
+    errors: list[Error] = []
     for runs in curves.values():
         for run, own in runs.items():
-            others = [point for other, curve in runs.items() if other != run for point in curve]
+            others = [(b, ratio) for other, curve in runs.items() if other != run for b, ratio, _ in curve]
             if not others:
                 continue
             low, high = min(b for b, _ in others), max(b for b, _ in others)
-            errors.extend(at_batch(others, batch) - ratio for batch, ratio in own if low < batch < high)
+            errors.extend(
+                Error(at_batch(others, batch) - ratio, which) for batch, ratio, which in own if low < batch < high
+            )
     return errors
 
 

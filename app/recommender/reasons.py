@@ -60,7 +60,11 @@ def _measured_lab(f: Figures) -> str:
 
 def _measured_public(f: Figures) -> str:
     if str(f["source"]).startswith("reference:"):
-        return f"measured by hwadvisor's own reference run ({f['source']}) at batch {f['batch_size']}"
+        said = f"measured by hwadvisor's own reference run ({f['source']}) at batch {f['batch_size']}"
+        if "machine_pct" not in f:
+            return said
+        bound = "the host bounds this step" if f["regime"] == "host" else "the GPU bounds this step"
+        return f"{said}; another machine with this part measures within ±{f['machine_pct']:.0f}% ({bound})"
     systems = f.get("systems", 1)
     spread = f", median of {systems} systems (spread ±{f['error_pct']:.1f}%)" if systems > 1 else ""
     return f"published by {f['source']} at batch {f['batch_size']}{spread}"

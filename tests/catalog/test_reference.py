@@ -14,8 +14,8 @@ from app.catalog import reference
 from app.catalog.published import parse_csv, shipped
 from app.contracts import PowerSource, Precision, Task
 from app.errors import InvalidInput
-from app.perfmodel.bands import as_pct
-from app.perfmodel.predict import band_of
+from app.perfmodel.bands import as_pct, in_regime
+from app.perfmodel.predict import band_of, predict
 from app.perfmodel.references import at_batch
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.modelled import Modelled
@@ -121,6 +121,10 @@ def test_a_lab_without_gpus_sees_the_reference_gpus_measured_and_the_others_cali
         measured = measured_in(run_of(part), "resnet50", Task.infer, "bf16", 256)
         assert e["throughput_samples_per_s"] == pytest.approx(measured)
         assert "measured by hwadvisor's own reference run" in e["explanation"]
+        # at batch 256 the GPU bounds the step: another machine of the part measures within a few percent
+        assert regime_of(part, "resnet50", Task.infer, "bf16", 256) == "device"
+        assert e["error_pct"] == pytest.approx(max(1.0, as_pct(band_of("gpu-machine-device"))))
+        assert "another machine with this part measures within" in e["explanation"]
     a100 = estimates["a100-sxm4-80gb"]
     assert a100["kind"] == "predicted"
     assert (
@@ -138,7 +142,8 @@ def test_a_lab_without_gpus_sees_the_reference_gpus_measured_and_the_others_cali
         for part in ("h100-sxm5-80gb", "h200-sxm-141gb")
     ]
     assert a100["throughput_samples_per_s"] == pytest.approx(math.sqrt(transfers[0] * transfers[1]), rel=1e-6)
-    assert a100["error_pct"] == pytest.approx(as_pct(band_of("gpu-transfer")))
+    a100_regime = regime_of("a100-sxm4-80gb", "resnet50", Task.infer, "bf16", 256)
+    assert a100["error_pct"] == pytest.approx(as_pct(band_of(in_regime("gpu-transfer", a100_regime))))
     assert estimates["mi300x"]["source"] == "model", "a CUDA stack's measurement is never carried to another vendor"
 
 
@@ -176,14 +181,43 @@ def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_o
     ]
     expected = modelled("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 64) * math.exp(at_batch(ratios, 64))
     assert e["throughput_samples_per_s"] == pytest.approx(expected, rel=1e-6)
-    # between the run's batches: the band another machine's batches earned, leave one batch out
-    assert e["error_pct"] == pytest.approx(as_pct(band_of("gpu-between")))
+    # between the run's batches: the band another machine's batches earned in the step's regime, leave
+    # one batch out
+    which = regime_of("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 64)
+    assert e["error_pct"] == pytest.approx(as_pct(band_of(in_regime("gpu-between", which))))
 
 
 def test_beyond_its_runs_batches_a_reference_part_takes_the_wider_band(api: Api) -> None:
     e = h100_resnet50_training(api, 16)
-    widest = max(band_of("gpu-between"), band_of("gpu-transfer"))
+    which = regime_of("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 16)
+    widest = max(band_of(in_regime("gpu-between", which)), band_of(in_regime("gpu-transfer", which)))
     assert e["error_pct"] == pytest.approx(as_pct(widest))
+
+
+def test_a_reference_figure_where_the_host_bounds_the_step_carries_how_far_another_machine_measures(
+    api: Api,
+) -> None:
+    """ResNet-50 at batch 1 is the host's: the same H200 config on two machines measured up to 2.2x
+    apart, so the H100 run's one measurement is no ±1% figure for every H100."""
+    body = {
+        "catalog_id": "h100-sxm5-80gb",
+        "workload": "resnet50",
+        "task": "infer",
+        "runtime": "torch-eager",
+        "precision": "fp32",
+        "batch_size": 1,
+    }
+    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    e = response.json()
+    assert e["kind"] == "measured" and e["source"] == H100_SOURCE
+    assert regime_of("h100-sxm5-80gb", "resnet50", Task.infer, "fp32", 1) == "host"
+    host = as_pct(band_of("gpu-machine-host"))
+    assert e["error_pct"] == pytest.approx(host) and host > 50.0
+    assert f"measures within ±{host:.0f}% (the host bounds this step)" in e["explanation"]
+    assert e["throughput_samples_per_s"] == pytest.approx(
+        measured_in(run_of("h100-sxm5-80gb"), "resnet50", Task.infer, "fp32", 1)
+    )
 
 
 def test_the_h200_runs_measured_the_batches_between_its_own_on_other_machines() -> None:
@@ -198,6 +232,13 @@ def test_the_h200_runs_measured_the_batches_between_its_own_on_other_machines() 
     assert batches >= {(Task.infer, 8), (Task.infer, 32), (Task.infer, 128), (Task.train, 64), (Task.train, 128)}
     assert all(uuid_of[e.run] != uuid_of[reference_run] for e in between)
     assert any("two machines measured" in note for note in run.notes)
+
+
+def regime_of(part: str, workload: str, task: Task, precision: str, batch: int) -> str:
+    """Whether the model puts the eager step on the host or the device, as the bands are split."""
+    found = predict(workload, task, Precision(precision), batch, catalog.get(part), runtime="torch-eager")
+    assert found is not None
+    return found.regime
 
 
 def modelled(part: str, workload: str, task: Task, precision: str, batch: int) -> float:

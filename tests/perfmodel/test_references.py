@@ -1,5 +1,7 @@
-"""The between band's errors (app/perfmodel/references.py, ``between_errors``): a result predicted from
-another machine's run of its part, drawn between that run's batches, errs by what moves between them."""
+"""The reference runs' errors (app/perfmodel/references.py): a result predicted from another machine's run
+of its part, drawn between that run's batches, errs by what moves between them (``between_errors``); a
+run's measurement standing for its part errs by how far another machine measures (``machine_errors``);
+each error is told host- or device-bound by the model's step (app/perfmodel/bands.py ``regime``)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,17 @@ from dataclasses import replace
 
 import pytest
 
-from app.perfmodel import references
+from app import catalog
+from app.catalog import reference
+from app.contracts import Precision, Task
+from app.perfmodel import bands, references
+from app.perfmodel.device import device
+from app.perfmodel.model import Case
 from app.perfmodel.params import shipped
+from app.perfmodel.predict import profile_of
 from tests.perfmodel.test_host import made_by
+
+SOURCE = "reference:hwadvisor-h200-sxm-141gb"
 
 
 def test_a_run_the_model_describes_up_to_a_line_in_log_batch_is_predicted_exactly_between_its_batches() -> None:
@@ -20,7 +30,7 @@ def test_a_run_the_model_describes_up_to_a_line_in_log_batch_is_predicted_exactl
         replace(p, throughput=p.throughput * math.exp(0.3 - 0.05 * math.log(p.config[3]))) for p in made_by(params)
     ]
     errors = references.between_errors(found, params)
-    assert errors and max(map(abs, errors)) < 1e-9
+    assert errors and max(abs(e.value) for e in errors) < 1e-9
 
 
 def test_a_faster_machine_is_what_the_between_error_measures_and_only_inside_the_others_batches() -> None:
@@ -35,10 +45,67 @@ def test_a_faster_machine_is_what_the_between_error_measures_and_only_inside_the
             inside[p.run] = inside.get(p.run, 0) + 1
     faster = max(inside, key=lambda run: inside[run])
     found = [replace(p, throughput=p.throughput * (1.3 if p.run == faster else 1.0)) for p in modelled]
-    errors = references.between_errors(found, params)
+    errors = [e.value for e in references.between_errors(found, params)]
     assert len(errors) == sum(inside.values())
     # the faster machine's results, drawn from the others alone, come out 1.3x too slow; the others'
     # results, drawn partly from it, too fast by at most as much
     slow = [e for e in errors if e == pytest.approx(-math.log(1.3))]
     assert len(slow) == inside[faster]
     assert all(-1e-9 <= e <= math.log(1.3) + 1e-9 for e in errors if e not in slow)
+
+
+def point(run: str, batch: int, throughput: float, workload: str = "resnet50") -> references.Point:
+    """A made-up H200 eager inference result of ``run`` (its own machine)."""
+    part = catalog.get("h200-sxm-141gb")
+    profile = profile_of(workload, Task.infer, Precision.bf16)
+    dev = device(part, Precision.bf16)
+    assert profile is not None and dev is not None
+    config = (workload, Task.infer, "bf16", batch)
+    return references.Point(SOURCE, run, "NVIDIA", config, Case(profile, dev, batch, "torch-eager"), throughput)
+
+
+def test_machine_errors_are_each_machine_predicted_by_each_other_and_a_config_of_one_machine_has_none() -> None:
+    params = shipped().of("gpu")
+    found = [
+        point("a", 1, 300.0),
+        point("b", 1, 200.0),
+        point("b", 1, 220.0),  # one machine measuring twice counts once, its median
+        point("a", 256, 10_000.0),
+        point("b", 256, 10_100.0),
+        point("a", 32, 7_000.0),  # measured by one machine only: no error
+    ]
+    errors = references.machine_errors(found, params)
+    assert sorted(round(e.value, 6) for e in errors) == sorted(
+        round(v, 6) for v in (math.log(210 / 300), math.log(300 / 210), math.log(1.01), -math.log(1.01))
+    )
+    # batch 1 is the host's, batch 256 the GPU's
+    regimes = {round(abs(e.value), 6): e.regime for e in errors}
+    assert regimes[round(math.log(300 / 210), 6)] == "host"
+    assert regimes[round(math.log(1.01), 6)] == "device"
+
+
+def test_the_machine_points_hold_the_results_later_machines_superseded() -> None:
+    runs = reference.shipped()
+    parts = {e.id: e for e in catalog.load()}
+    settled = references.points(runs, parts)
+    every = references.machine_points(runs, parts)
+
+    def keys(found: list[references.Point]) -> set[tuple[object, ...]]:
+        return {(p.source, p.run, p.config, p.throughput) for p in found}
+
+    assert keys(settled) <= keys(every) and len(every) > len(settled)
+    # the H200's batch 1 was measured by its reference run and again on other machines: each run's GPU
+    # is its own, so runs apart are machines apart
+    h200_batch_1 = {p.run for p in every if p.source == SOURCE and p.config == ("resnet50", Task.infer, "fp32", 1)}
+    assert len(h200_batch_1) >= 2
+    for run in runs:
+        assert len({r.gpu_uuid for r in run.runs}) == len(run.runs)
+    errors = references.machine_errors(every, shipped().of("gpu"))
+    host = [abs(e.value) for e in errors if e.regime == "host"]
+    device_bound = [abs(e.value) for e in errors if e.regime == "device"]
+    assert host and device_bound and max(device_bound) < 0.1 < max(host)
+
+
+def test_a_step_is_host_bound_from_half_the_device_time() -> None:
+    assert bands.regime(0.5, 1.0) == "host" and bands.regime(0.49, 1.0) == "device"
+    assert bands.regime(2.0, 1.0) == "host" and bands.in_regime("gpu-between", "host") == "gpu-between-host"

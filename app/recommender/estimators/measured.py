@@ -1,8 +1,18 @@
-"""Measured: this config was measured on this hardware (the lab's device, or a part someone published)."""
+"""Measured: this config was measured on this hardware (the lab's device, or a part someone published).
+
+A reference run's figure stands for its part, not for the machine it ran on: its band is at least how
+far another machine with that part measured the same config (the ``machine`` band of the step's regime,
+app/perfmodel/bands.py), up to 2.2x where the host bounds the step, a few percent where the GPU does.
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from app.contracts import EstimateKind, PowerBasis, ReasonCode
+from app.perfmodel.bands import as_pct, in_regime
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.predict import Ask, answer
 from app.recommender.estimators.base import (
     Config,
     Estimator,
@@ -13,7 +23,7 @@ from app.recommender.estimators.base import (
     median,
     tdp_power,
 )
-from app.recommender.evidence import LAB, Hardware, Point
+from app.recommender.evidence import LAB, REFERENCE, Hardware, Point
 from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
 
@@ -32,6 +42,30 @@ def floor_pct(p: Point) -> float:
     return MEASURED_FLOOR_PCT
 
 
+class Machines(NamedTuple):
+    """How far another machine with a reference run's part measures its figure: the band (percent) and
+    the regime it was measured in (``host`` or ``device``)."""
+
+    pct: float
+    regime: str
+
+
+def machines(p: Point, evidence: Evidence) -> Machines | None:
+    """The ``machine`` band of a reference run's point, of its step's regime as the model sees it
+    (scripts/calibrate_perfmodel.py measures both); None for any other source, or where the
+    calibration measured no such band."""
+    spec = p.hardware.spec
+    if not p.source.startswith(REFERENCE) or spec is None:
+        return None
+    found = answer(evidence.workload, evidence.task, Ask(p.precision, p.batch_size, spec, p.runtime))
+    if found is None:
+        return None
+    measured = calibration().bands
+    name = f"{found.band_kind}-machine"
+    band = measured.get(in_regime(name, found.regime), measured.get(name))
+    return Machines(as_pct(band), found.regime) if band is not None else None
+
+
 @estimators.register
 class Measured(Estimator):
     info = EstimatorInfo(
@@ -45,12 +79,13 @@ class Measured(Estimator):
         same = evidence.at(hardware, config)
         if not same:
             return None
+        other = machines(same[0], evidence) if evidence.workload else None
         if len(same) == 1:
-            return _one_measurement(hardware, config, same[0])
+            return _one_measurement(hardware, config, same[0], other)
         throughput = median([p.throughput for p in same])
         ci = max([p.ci_pct for p in same if p.ci_pct is not None] or [MEASURED_FLOOR_PCT])
         spread = (max(p.throughput for p in same) - min(p.throughput for p in same)) / 2 / throughput * 100
-        error_pct = max(ci, spread, *(floor_pct(p) for p in same))
+        error_pct = max(ci, spread, *(floor_pct(p) for p in same), other.pct if other is not None else 0.0)
         powers = [p.power_w for p in same if p.power_w is not None]
         power, basis = (median(powers), PowerBasis.measured) if powers else tdp_power(hardware)
         latencies = [p.latency_p99_ms for p in same if p.latency_p99_ms is not None]
@@ -61,7 +96,7 @@ class Measured(Estimator):
                 {"devices": len(same), "iterations": sum(p.iterations or 0 for p in same), "error_pct": error_pct},
             )
         else:
-            why = _published(config.source, same[0].batch_size, sum(p.systems for p in same), error_pct)
+            why = _published(config.source, same[0].batch_size, sum(p.systems for p in same), error_pct, other)
         return Guess(
             kind=EstimateKind.measured,
             source=config.source,
@@ -74,10 +109,10 @@ class Measured(Estimator):
         )
 
 
-def _one_measurement(hardware: Hardware, config: Config, p: Point) -> Guess:
+def _one_measurement(hardware: Hardware, config: Config, p: Point, other: Machines | None) -> Guess:
     """The usual case, a single point (this runs for every config of every device in the fleet, so it
     takes the short way and leaves its reasons unmade until an answer lists it)."""
-    error_pct = max(p.ci_pct or 0.0, floor_pct(p))
+    error_pct = max(p.ci_pct or 0.0, floor_pct(p), other.pct if other is not None else 0.0)
     if p.power_w is not None:
         power: float | None = p.power_w
         basis: PowerBasis | None = PowerBasis.measured
@@ -91,18 +126,19 @@ def _one_measurement(hardware: Hardware, config: Config, p: Point) -> Guess:
         latency_p99_ms=p.latency_p99_ms if p.latency_p99_ms is not None else batch_time_ms(config, p.throughput),
         power_w=power,
         power_basis=basis,
-        why=lambda: [_point_why(p, error_pct), *power_why(basis)],
+        why=lambda: [_point_why(p, error_pct, other), *power_why(basis)],
     )
 
 
-def _point_why(p: Point, error_pct: float) -> Why:
+def _point_why(p: Point, error_pct: float, other: Machines | None) -> Why:
     if p.source == LAB:
         figures = {"hardware": p.hardware.label, "iterations": p.iterations or 0, "error_pct": error_pct}
         return Why(ReasonCode.measured_lab, figures)
-    return _published(p.source, p.batch_size, p.systems, error_pct)
+    return _published(p.source, p.batch_size, p.systems, error_pct, other)
 
 
-def _published(source: str, batch: int, systems: int, error_pct: float) -> Why:
-    return Why(
-        ReasonCode.measured_public, {"source": source, "batch_size": batch, "systems": systems, "error_pct": error_pct}
-    )
+def _published(source: str, batch: int, systems: int, error_pct: float, other: Machines | None) -> Why:
+    figures: dict[str, object] = {"source": source, "batch_size": batch, "systems": systems, "error_pct": error_pct}
+    if other is not None:
+        figures.update(machine_pct=other.pct, regime=other.regime)
+    return Why(ReasonCode.measured_public, figures)

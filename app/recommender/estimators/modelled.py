@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from app.contracts import DeviceKind, EstimateKind, Precision, ReasonCode
-from app.perfmodel.bands import as_pct
+from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
@@ -218,17 +218,23 @@ def _why_not(hardware: Hardware, config: Config, evidence: Evidence) -> str | No
     return None
 
 
-def _band(kind: str, correction: LabCorrection | None) -> float:
-    """The band a lab-stack figure earned: the model's alone where nothing calibrated it; a part's
-    own reference run between its batches, leave-one-batch-out; beyond them, the wider of that and
-    the transfer's (the run's nearest ratio, not extrapolated, is unchecked there); else the transfer's."""
+def _band(kind: str, correction: LabCorrection | None, regime: str) -> float:
+    """The band a lab-stack figure earned, measured on steps of its ``regime`` (host- or device-bound,
+    app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it;
+    a part's own reference run between its batches, leave-one-batch-out; beyond them, the wider of that
+    and the transfer's (the run's nearest ratio, not extrapolated, is unchecked there); else the
+    transfer's."""
     if correction is None:
-        return band_of(f"{kind}-uncalibrated")
-    transfer = band_of(f"{kind}-transfer", kind)
+        return _regime_band(f"{kind}-uncalibrated", regime)
+    transfer = _regime_band(f"{kind}-transfer", regime, kind)
     if correction.between is None:
         return transfer
-    between = band_of(f"{kind}-between", f"{kind}-transfer", kind)
+    between = _regime_band(f"{kind}-between", regime, f"{kind}-transfer", kind)
     return between if correction.between else max(between, transfer)
+
+
+def _regime_band(name: str, regime: str, *otherwise: str) -> float:
+    return band_of(in_regime(name, regime), name, *otherwise)
 
 
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
@@ -250,7 +256,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.id,
         )
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
-        band = _band(kind, correction)
+        band = _band(kind, correction, modelled.regime)
         calibrated_by = _calibrated_by(references)
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
