@@ -103,7 +103,7 @@ def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) 
 def machine_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
     """Each run's settled figure, as the recommender states it for its part, against the same config
     measured on another machine of the part, per task and batch and per regime."""
-    every = references.machine_points(runs, parts)
+    every = references.points(runs, parts)
     groups: dict[str, list[tuple[float, bool, float]]] = defaultdict(list)
     for run in runs:
         hardware = catalog_hardware(parts[run.hardware_id])

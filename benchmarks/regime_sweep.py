@@ -26,6 +26,7 @@ ERRORS: dict[str, Callable[[Sequence[references.Point], Params], list[references
     "uncalibrated": references.model_errors,
     "transfer": references.transfer_errors,
     "between": references.between_errors,
+    "machine": references.machine_errors,
 }
 
 
@@ -38,14 +39,12 @@ def _quantile(errors: Sequence[references.Error], which: str) -> str:
 def main() -> None:
     parts = {e.id: e for e in load()}
     found = references.points(reference.shipped(), parts)
-    every = references.machine_points(reference.shipped(), parts)
     params = calibration().of("gpu")
     shipped = bands.HOST_SHARE
     try:
         for share in SHARES:
             bands.HOST_SHARE = share
             made = {name: errors(found, params) for name, errors in ERRORS.items()}
-            made["machine"] = references.machine_errors(every, params)
             cells = "; ".join(
                 f"{name}: {_quantile(errors, 'host')}, {_quantile(errors, 'device')}" for name, errors in made.items()
             )

@@ -4,8 +4,10 @@
 
 Each export is what `hwadvisor db export` wrote on the machine after benchmarks/gpu_truth.sh (kept in
 benchmarks/data/gpu_truth/). The reference holds the machine's spec, every run with how the engine
-measured then (HARNESS), and every result: a later run's result for a config stands, an earlier one
-for the same config is kept but not settled. A result is settled when it was measured with the GPU
+measured then (HARNESS), and every result. Each run had a machine of its own: every machine's settled
+result of a config stands (the recommender states the part's figure as their median, the band how far
+machines of the part measured apart); where one run measured a config twice, its later result stands
+and the earlier is kept but not settled. A result is settled when it was measured with the GPU
 minimums (app/bench/measure.py) or its median step came after the first quarter second of the config
 (SETTLE_S: the H200's clock had dropped to its power-capped level by then, benchmarks/gpu_clocks.py).
 Energy measured before the NVML meter read the counter's steps is dropped (its regions were shorter
@@ -59,8 +61,8 @@ MACHINES_DIFFER = (
 MACHINES_MEASURED = (
     "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind. Of the eager model configs two "
     "machines measured with the GPU minimums, the faster over the slower: {spread}. Where the host's CPU bounds the "
-    "step (small batches), the machine moves the figure far more than the measurement's interval says; the later "
-    "run's figure stands."
+    "step (small batches), the machine moves the figure far more than the measurement's interval says: the part's "
+    "figure is the median of its machines'."
 )
 
 ABOVE_LIMIT = (
@@ -162,9 +164,9 @@ def build(exports: list[Path]) -> ReferenceRun:
                 )
                 measured.append((run["id"], result, settled))
     machine = machines[0]
-    latest = {key(result): index for index, (_, result, _) in enumerate(measured)}
+    latest = {(run, key(result)): index for index, (run, result, _) in enumerate(measured)}
     results = [
-        ReferenceResult(run=run, result=result, settled=settled and latest[key(result)] == index)
+        ReferenceResult(run=run, result=result, settled=settled and latest[(run, key(result))] == index)
         for index, (run, result, settled) in enumerate(measured)
     ]
     gpu = machine.device("cuda:0")

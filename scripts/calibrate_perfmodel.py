@@ -24,7 +24,10 @@ runs. Each is the wider of its quantile and the leave-one-out band it stands bes
 architecture cannot show how far the transfer errs across architectures. ``gpu-between``: a run's own
 part at a batch between those it measured, the model times the run's ratio drawn between its batches
 (``at_batch``), each result predicted from another machine's run of that part (leave one batch out,
-``references.between_errors``); its own quantile, the part being the run's.
+``references.between_errors``); its own quantile, the part being the run's. ``gpu-machine``: a run's
+figure standing for its part, against what another machine with the part measured of the same config
+(``references.machine_errors``). Each band is also measured per regime (``gpu-between-host``,
+``gpu-between-device``: the steps the model puts on the host, or on the GPU, app/perfmodel/bands.py).
 
 Nothing from Lambda's 2025 rerun (v2_2025) or DESIGN.md's H100 figures is read: they are tests.
 """
@@ -116,13 +119,12 @@ def reference_bands(found: list[references.Point], params: Params, published: di
     """The bands the reference runs measure, each over all its errors and per regime (host- or
     device-bound, app/perfmodel/bands.py): the model alone's and the transfer's no narrower than the
     leave-one-out band beside them, the between and machine bands their own."""
-    machine = references.machine_points(reference.shipped(), {e.id: e for e in load()})
     found_bands: dict[str, float] = {}
     for name, errors, beside in (
         ("gpu-uncalibrated", references.model_errors(found, params), "gpu-uncalibrated"),
         ("gpu-transfer", references.transfer_errors(found, params), "gpu"),
         ("gpu-between", references.between_errors(found, params), None),
-        ("gpu-machine", references.machine_errors(machine, params), None),
+        ("gpu-machine", references.machine_errors(found, params), None),
     ):
         for band_name, chosen in (
             (name, errors),

@@ -12,13 +12,12 @@ regime the model puts its step in (app/perfmodel/bands.py ``regime``), so each b
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from app.catalog import CatalogHardware
-from app.catalog.reference import MODEL_TASKS, settled_models
+from app.catalog.reference import settled_models
 from app.contracts import ReferenceResult, ReferenceRun, Task
 from app.perfmodel.bands import regime
 from app.perfmodel.device import device
@@ -53,23 +52,9 @@ class Error(NamedTuple):
 
 
 def points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware]) -> list[Point]:
-    """Every settled eager inference and training result of ``runs`` on a GPU the model can describe."""
+    """Every settled eager inference and training result of ``runs`` on a GPU the model can describe: each
+    machine's, where several measured a config."""
     return [p for run in runs for entry in settled_models(run) if (p := _point(run, entry, catalog)) is not None]
-
-
-def machine_points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware]) -> list[Point]:
-    """``points``, and the results a later machine's run of the same config superseded: every eager
-    inference and training result of a run that kept the GPU minimums (a ``gpu_truth`` run's results
-    count only where settled, its short ones having timed a GPU not yet at its clock and power)."""
-    found = []
-    for run in runs:
-        minimums = {r.id for r in run.runs if r.suite != "gpu_truth"}
-        for entry in run.results:
-            if entry.result.task in MODEL_TASKS and (entry.settled or entry.run in minimums):
-                p = _point(run, entry, catalog)
-                if p is not None:
-                    found.append(p)
-    return found
 
 
 def _point(run: ReferenceRun, entry: ReferenceResult, catalog: Mapping[str, CatalogHardware]) -> Point | None:
@@ -124,23 +109,17 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
 def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
     """log(other / measured) per point and per other machine's run of its reference that measured its
     config (each run had a machine of its own): how far a reference run's measurement, standing for its
-    part, is from what another machine with that part measures. ``found`` from ``machine_points``; where
-    one run measured a config more than once, its median."""
-    by_config: dict[tuple[str, Config], dict[str, list[float]]] = {}
-    regimes: dict[tuple[str, Config], str] = {}
+    part, is from what another machine with that part measures."""
+    by_config: dict[tuple[str, Config], list[tuple[float, str]]] = {}
     for p, e in zip(found, model_errors(found, params), strict=True):
-        by_config.setdefault((p.source, p.config), {}).setdefault(p.run, []).append(p.throughput)
-        regimes[(p.source, p.config)] = e.regime
-    errors: list[Error] = []
-    for key, runs in by_config.items():
-        measured = [statistics.median(values) for values in runs.values()]
-        errors.extend(
-            Error(math.log(other / this), regimes[key])
-            for i, this in enumerate(measured)
-            for j, other in enumerate(measured)
-            if i != j
-        )
-    return errors
+        by_config.setdefault((p.source, p.config), []).append((p.throughput, e.regime))
+    return [
+        Error(math.log(other / this), which)
+        for measured in by_config.values()
+        for i, (this, which) in enumerate(measured)
+        for j, (other, _) in enumerate(measured)
+        if i != j
+    ]
 
 
 def between_errors(found: Sequence[Point], params: Params) -> list[Error]:

@@ -61,6 +61,8 @@ def _measured_lab(f: Figures) -> str:
 def _measured_public(f: Figures) -> str:
     if str(f["source"]).startswith("reference:"):
         said = f"measured by hwadvisor's own reference run ({f['source']}) at batch {f['batch_size']}"
+        if f.get("systems", 1) > 1:
+            said += f", the median of {f['systems']} machines with this part"
         if "machine_pct" not in f:
             return said
         bound = "the host bounds this step" if f["regime"] == "host" else "the GPU bounds this step"
