@@ -41,7 +41,7 @@ def _signed(errors: Sequence[float]) -> str:
     return f"{statistics.fmean(map(abs, errors)):.3f} ({math.exp(statistics.fmean(errors)) - 1:+.0%})"
 
 
-def _quantile(errors: Sequence[references.Error]) -> str:
+def _quantile(errors: Sequence[bands.Error]) -> str:
     band = bands.quantile([abs(e.value) for e in errors])
     return "-" if band is None else f"{band:.3f}"
 

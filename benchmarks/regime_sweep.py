@@ -22,7 +22,7 @@ from app.perfmodel.model import Params
 from app.perfmodel.params import shipped as calibration
 
 SHARES = (0.25, 0.5, 0.75, 1.0, 2.0)
-ERRORS: dict[str, Callable[[Sequence[references.Point], Params], list[references.Error]]] = {
+ERRORS: dict[str, Callable[[Sequence[references.Point], Params], list[bands.Error]]] = {
     "uncalibrated": references.model_errors,
     "transfer": references.transfer_errors,
     "between": references.between_errors,
@@ -30,7 +30,7 @@ ERRORS: dict[str, Callable[[Sequence[references.Point], Params], list[references
 }
 
 
-def _quantile(errors: Sequence[references.Error], which: str) -> str:
+def _quantile(errors: Sequence[bands.Error], which: str) -> str:
     chosen = [abs(e.value) for e in errors if e.regime == which]
     band = bands.quantile(chosen)
     return f"{which} {len(chosen):>3} {'-' if band is None else f'{band:.3f}':>5}"

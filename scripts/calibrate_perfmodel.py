@@ -26,8 +26,10 @@ part at a batch between those it measured, the model times the run's ratio drawn
 (``at_batch``), each result predicted from another machine's run of that part (leave one batch out,
 ``references.between_errors``); its own quantile, the part being the run's. ``gpu-machine``: a run's
 figure standing for its part, against what another machine with the part measured of the same config
-(``references.machine_errors``). Each band is also measured per regime (``gpu-between-host``,
-``gpu-between-device``: the steps the model puts on the host, or on the GPU, app/perfmodel/bands.py).
+(``references.machine_errors``), with the published rows of one part's several systems at one config
+(``observations.system_errors``: Lambda's six H100 SXM hosts) beside them. Each band is also measured
+per regime (``gpu-between-host``, ``gpu-between-device``: the steps the model puts on the host, or on
+the GPU, app/perfmodel/bands.py).
 
 Nothing from Lambda's 2025 rerun (v2_2025) or DESIGN.md's H100 figures is read: they are tests.
 """
@@ -44,7 +46,7 @@ from app.catalog.published import shipped as published
 from app.perfmodel import bands, host, references
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS, Params
-from app.perfmodel.observations import from_public, median_per_part
+from app.perfmodel.observations import from_public, median_per_part, system_errors
 from app.perfmodel.predict import profile_of
 from app.perfmodel.runtime_pairs import factor as eager_factor
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
@@ -57,10 +59,16 @@ SOURCES = {
 }
 
 
-def observations(kind: str) -> list[Observation]:
+def published_systems(kind: str) -> list[Observation]:
+    """The published rows the model can use, each system apart."""
     catalog = {e.id: e for e in load()}
     rows = [r for r in published() if r.source in SOURCES[kind]]
-    return median_per_part([o for o in from_public(rows, catalog, profile_of) if o.device.kind == kind])
+    return [o for o in from_public(rows, catalog, profile_of) if o.device.kind == kind]
+
+
+def observations(kind: str) -> list[Observation]:
+    """What the fit reads: several systems of one part at one config once, at their median."""
+    return median_per_part(published_systems(kind))
 
 
 def calibrate() -> dict[str, object]:
@@ -101,7 +109,8 @@ def calibrate() -> dict[str, object]:
                 params[kind]["dispatch_eager_s"] = _round(shipped_params["dispatch_eager_s"])
             if shipped_params.autograd != fitted.params.autograd:
                 measured_autograd[kind] = _round(shipped_params.autograd)
-            found_bands.update(reference_bands(found, shipped_params, found_bands))
+            systems = system_errors(published_systems(kind), shipped_params, fitted.traffic)
+            found_bands.update(reference_bands(found, systems, shipped_params, found_bands))
     return {
         "generated_by": "scripts/calibrate_perfmodel.py",
         "params": params,
@@ -115,16 +124,19 @@ def calibrate() -> dict[str, object]:
     }
 
 
-def reference_bands(found: list[references.Point], params: Params, published: dict[str, float]) -> dict[str, float]:
+def reference_bands(
+    found: list[references.Point], systems: list[bands.Error], params: Params, published: dict[str, float]
+) -> dict[str, float]:
     """The bands the reference runs measure, each over all its errors and per regime (host- or
     device-bound, app/perfmodel/bands.py): the model alone's and the transfer's no narrower than the
-    leave-one-out band beside them, the between and machine bands their own."""
+    leave-one-out band beside them, the between band its own, the machine band with the published
+    sources' ``systems`` of one part beside the runs' machines."""
     found_bands: dict[str, float] = {}
     for name, errors, beside in (
         ("gpu-uncalibrated", references.model_errors(found, params), "gpu-uncalibrated"),
         ("gpu-transfer", references.transfer_errors(found, params), "gpu"),
         ("gpu-between", references.between_errors(found, params), None),
-        ("gpu-machine", references.machine_errors(found, params), None),
+        ("gpu-machine", references.machine_errors(found, params) + systems, None),
     ):
         for band_name, chosen in (
             (name, errors),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 COVERAGE = 0.9
 
@@ -47,3 +48,11 @@ def regime(host_s: float, device_s: float) -> str:
 def in_regime(name: str, which: str) -> str:
     """The name of band ``name`` measured on the steps of one regime alone (``gpu-between-host``)."""
     return f"{name}-{which}"
+
+
+class Error(NamedTuple):
+    """One out-of-sample error: log(estimated / measured), and the regime the model puts the measured
+    step in (``host`` or ``device``)."""
+
+    value: float
+    regime: str

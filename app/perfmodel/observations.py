@@ -10,14 +10,17 @@ gets a stack factor of its own, learned with the model (app/perfmodel/calibrate.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision, PublicResult, ResultStatus, RunReport, Task
-from app.perfmodel.calibrate import Observation
+from app.perfmodel.bands import Error, regime
+from app.perfmodel.calibrate import Observation, traffic_group
 from app.perfmodel.device import device
+from app.perfmodel.model import Case, Params, steps
 from app.perfmodel.profile import Profile
 
 ProfileOf = Callable[[str, Task, Precision], Profile | None]
@@ -138,3 +141,31 @@ def median_per_part(observations: Sequence[Observation]) -> list[Observation]:
             )
         )
     return out
+
+
+def system_errors(observations: Sequence[Observation], params: Params, traffic: Mapping[str, float]) -> list[Error]:
+    """log(other / this) per published result and per other system its source published of the same
+    part, workload, precision and batch (Lambda's rows name up to six hosts of one GPU): how far two
+    machines of one part run one config, beside the stack that ran them. Each with the regime of its
+    step as the model sees it, the stack's ``traffic`` factor in (its group's, 1 where none)."""
+    by: dict[tuple[str, str | None, str, str, int], list[Observation]] = defaultdict(list)
+    for o in observations:
+        by[(o.device.id, o.group, o.profile.workload, o.profile.precision.value, o.batch)].append(o)
+    systems = [group for group in by.values() if len(group) > 1]
+    cases = [
+        Case(o.profile, o.device, o.batch, o.runtime, o.threads, _traffic(o, traffic), o.streams) for o, *_ in systems
+    ]
+    errors: list[Error] = []
+    for group, step in zip(systems, steps(cases, params) if cases else [], strict=True):
+        which = regime(step.host_s, step.device_s)
+        errors.extend(
+            Error(math.log(other.throughput / this.throughput), which)
+            for i, this in enumerate(group)
+            for j, other in enumerate(group)
+            if i != j
+        )
+    return errors
+
+
+def _traffic(o: Observation, traffic: Mapping[str, float]) -> float:
+    return traffic.get(traffic_group(o.group), 1.0) if o.group is not None else 1.0

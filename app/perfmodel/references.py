@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from app.catalog import CatalogHardware
 from app.catalog.reference import settled_models
 from app.contracts import ReferenceResult, ReferenceRun, Task
-from app.perfmodel.bands import regime
+from app.perfmodel.bands import Error, regime
 from app.perfmodel.device import device
 from app.perfmodel.model import Breakdown, Case, Params, steps
 from app.perfmodel.predict import profile_of
@@ -41,14 +40,6 @@ class Point:
     case: Case
     throughput: float
     """Measured samples per second."""
-
-
-class Error(NamedTuple):
-    """One out-of-sample error: log(estimated / measured), and the regime the model puts the measured
-    step in (``host`` or ``device``, app/perfmodel/bands.py)."""
-
-    value: float
-    regime: str
 
 
 def points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware]) -> list[Point]:

@@ -55,7 +55,16 @@ def _at(f: Figures) -> str:
 
 
 def _measured_lab(f: Figures) -> str:
-    return f"measured on {f['hardware']}: {f['iterations']} timed iterations, 95% CI ±{f['error_pct']:.1f}%"
+    said = f"measured on {f['hardware']}: {f['iterations']} timed iterations, 95% CI ±{f['error_pct']:.1f}%"
+    return said + _machines(f)
+
+
+def _machines(f: Figures) -> str:
+    """Where a figure stands for another machine of its part, how far that machine may measure it."""
+    if "machine_pct" not in f:
+        return ""
+    bound = "the host bounds this step" if f["regime"] == "host" else "the GPU bounds this step"
+    return f"; another machine with this part measures within ±{f['machine_pct']:.0f}% ({bound})"
 
 
 def _measured_public(f: Figures) -> str:
@@ -63,10 +72,7 @@ def _measured_public(f: Figures) -> str:
         said = f"measured by hwadvisor's own reference run ({f['source']}) at batch {f['batch_size']}"
         if f.get("systems", 1) > 1:
             said += f", the median of {f['systems']} machines with this part"
-        if "machine_pct" not in f:
-            return said
-        bound = "the host bounds this step" if f["regime"] == "host" else "the GPU bounds this step"
-        return f"{said}; another machine with this part measures within ±{f['machine_pct']:.0f}% ({bound})"
+        return said + _machines(f)
     systems = f.get("systems", 1)
     spread = f", median of {systems} systems (spread ±{f['error_pct']:.1f}%)" if systems > 1 else ""
     return f"published by {f['source']} at batch {f['batch_size']}{spread}"

@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 
+from app import catalog
+from app.contracts import Precision, Task
+from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.power import shipped as power_calibration
+from app.perfmodel.predict import band_of, predict
 from testkit.factories import Api
 from testkit.lab import build, cpu_run
 
@@ -139,6 +143,16 @@ def test_lab_measurements_of_a_part_count_for_buying_more_of_it(api: Api) -> Non
     )
     assert a100_part["estimate"]["kind"] == "measured"
     assert a100_part["estimate"]["throughput_samples_per_s"] == pytest.approx(4250)  # median of the two A100s
+    # bought, another A100 is another machine: the band is at least how far machines of a part measure
+    # apart in the step's regime; the lab's own device keeps its own interval
+    step = predict("resnet50", Task.infer, Precision.bf16, 64, catalog.get("a100-sxm4-80gb"), runtime="torch-eager")
+    assert step is not None
+    machine_pct = as_pct(band_of(in_regime("gpu-machine", step.regime)))
+    assert a100_part["estimate"]["error_pct"] >= machine_pct
+    assert f"another machine with this part measures within ±{machine_pct:.0f}%" in a100_part["estimate"]["explanation"]
+    own = next(c for c in answer["candidates"] if c["hardware"]["machine_name"] == "node-a100")
+    assert own["estimate"]["kind"] == "measured" and own["estimate"]["error_pct"] < 5
+    assert "another machine" not in own["estimate"]["explanation"]
     h200 = next(c for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h200-sxm-141gb")
     assert h200["estimate"]["kind"] == "predicted" and h200["estimate"]["source"] == "lab"
     # power modelled from its utilisation

@@ -1,18 +1,21 @@
 """Measured: this config was measured on this hardware (the lab's device, or a part someone published).
 
-A reference run's figure stands for its part, not for the machine it ran on: its band is at least how
-far another machine with that part measured the same config (the ``machine`` band of the step's regime,
-app/perfmodel/bands.py), up to 2.2x where the host bounds the step, a few percent where the GPU does.
+A reference run's figure stands for its part, not for the machine it ran on, and so does a lab's figure
+asked for a catalog part (another machine of it, which the lab would buy): its band is at least how far
+another machine with that part measured the same config (the ``machine`` band of the step's regime,
+app/perfmodel/bands.py), about 2x where the host bounds the step, a few percent where the GPU does. A
+lab device's own figure keeps its own interval.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from app.contracts import EstimateKind, PowerBasis, ReasonCode
 from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import Ask, answer
+from app.perfmodel.predict import Ask, answer, prime
 from app.recommender.estimators.base import (
     Config,
     Estimator,
@@ -43,27 +46,41 @@ def floor_pct(p: Point) -> float:
 
 
 class Machines(NamedTuple):
-    """How far another machine with a reference run's part measures its figure: the band (percent) and
-    the regime it was measured in (``host`` or ``device``)."""
+    """How far another machine with the part measures a figure: the band (percent) and the regime it
+    was measured in (``host`` or ``device``)."""
 
     pct: float
     regime: str
 
 
-def machines(p: Point, evidence: Evidence) -> Machines | None:
-    """The ``machine`` band of a reference run's point, of its step's regime as the model sees it
-    (scripts/calibrate_perfmodel.py measures both); None for any other source, or where the
-    calibration measured no such band."""
-    spec = p.hardware.spec
-    if not p.source.startswith(REFERENCE) or spec is None:
+def machines(hardware: Hardware, p: Point, evidence: Evidence) -> Machines | None:
+    """The ``machine`` band of ``p``'s step's regime as the model sees it (scripts/calibrate_perfmodel.py
+    measures both), where ``p`` stands for another machine than its own: a reference run's point, or a lab
+    device's answering for a catalog part. None for a lab device's own figure, a published row, or where
+    the calibration measured no such band (CPUs)."""
+    ask = _step(hardware, p)
+    if ask is None:
         return None
-    found = answer(evidence.workload, evidence.task, Ask(p.precision, p.batch_size, spec, p.runtime))
+    found = answer(evidence.workload, evidence.task, ask)
     if found is None:
         return None
     measured = calibration().bands
     name = f"{found.band_kind}-machine"
     band = measured.get(in_regime(name, found.regime), measured.get(name))
     return Machines(as_pct(band), found.regime) if band is not None else None
+
+
+def _for_another(hardware: Hardware, source: str) -> bool:
+    """Whether a figure of ``source`` answering for ``hardware`` stands for another machine than its own."""
+    return source.startswith(REFERENCE) or (source == LAB and not hardware.ref.owned)
+
+
+def _step(hardware: Hardware, p: Point) -> Ask | None:
+    """The model's step whose regime sets ``p``'s machine band, where ``p`` stands for another machine."""
+    spec = p.hardware.spec
+    if spec is None or not _for_another(hardware, p.source):
+        return None
+    return Ask(p.precision, p.batch_size, spec, p.runtime)
 
 
 @estimators.register
@@ -75,26 +92,37 @@ class Measured(Estimator):
     )
 
     @staticmethod
+    def prepare(pairs: Sequence[tuple[Hardware, Config]], evidence: Evidence) -> None:
+        """Model every step a machine band is asked for in one array evaluation (a fleet's catalog parts
+        answer many configs from the lab's devices)."""
+        if evidence.workload:
+            asks = (
+                ask
+                for h, c in pairs
+                if _for_another(h, c.source) and (same := evidence.at(h, c)) and (ask := _step(h, same[0])) is not None
+            )
+            prime(evidence.workload, evidence.task, asks)
+
+    @staticmethod
     def estimate(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
         same = evidence.at(hardware, config)
         if not same:
             return None
-        other = machines(same[0], evidence) if evidence.workload else None
+        other = machines(hardware, same[0], evidence) if evidence.workload else None
         if len(same) == 1:
             return _one_measurement(hardware, config, same[0], other)
         throughput = median([p.throughput for p in same])
         ci = max([p.ci_pct for p in same if p.ci_pct is not None] or [MEASURED_FLOOR_PCT])
         spread = (max(p.throughput for p in same) - min(p.throughput for p in same)) / 2 / throughput * 100
-        error_pct = max(ci, spread, *(floor_pct(p) for p in same), other.pct if other is not None else 0.0)
+        measured_pct = max(ci, spread, *(floor_pct(p) for p in same))
+        error_pct = max(measured_pct, other.pct if other is not None else 0.0)
         powers = [p.power_w for p in same if p.power_w is not None]
         power, basis = (median(powers), PowerBasis.measured) if powers else tdp_power(hardware)
         latencies = [p.latency_p99_ms for p in same if p.latency_p99_ms is not None]
         latency = median(latencies) if latencies else batch_time_ms(config, throughput)
         if config.source == LAB:
-            why = Why(
-                ReasonCode.measured_lab_median,
-                {"devices": len(same), "iterations": sum(p.iterations or 0 for p in same), "error_pct": error_pct},
-            )
+            figures = {"devices": len(same), "iterations": sum(p.iterations or 0 for p in same)}
+            why = Why(ReasonCode.measured_lab_median, _with_machines({**figures, "error_pct": measured_pct}, other))
         else:
             why = _published(config.source, same[0].batch_size, sum(p.systems for p in same), error_pct, other)
         return Guess(
@@ -112,7 +140,8 @@ class Measured(Estimator):
 def _one_measurement(hardware: Hardware, config: Config, p: Point, other: Machines | None) -> Guess:
     """The usual case, a single point (this runs for every config of every device in the fleet, so it
     takes the short way and leaves its reasons unmade until an answer lists it)."""
-    error_pct = max(p.ci_pct or 0.0, floor_pct(p), other.pct if other is not None else 0.0)
+    measured_pct = max(p.ci_pct or 0.0, floor_pct(p))
+    error_pct = max(measured_pct, other.pct if other is not None else 0.0)
     if p.power_w is not None:
         power: float | None = p.power_w
         basis: PowerBasis | None = PowerBasis.measured
@@ -126,19 +155,22 @@ def _one_measurement(hardware: Hardware, config: Config, p: Point, other: Machin
         latency_p99_ms=p.latency_p99_ms if p.latency_p99_ms is not None else batch_time_ms(config, p.throughput),
         power_w=power,
         power_basis=basis,
-        why=lambda: [_point_why(p, error_pct, other), *power_why(basis)],
+        why=lambda: [_point_why(p, measured_pct, other), *power_why(basis)],
     )
 
 
 def _point_why(p: Point, error_pct: float, other: Machines | None) -> Why:
     if p.source == LAB:
         figures = {"hardware": p.hardware.label, "iterations": p.iterations or 0, "error_pct": error_pct}
-        return Why(ReasonCode.measured_lab, figures)
+        return Why(ReasonCode.measured_lab, _with_machines(figures, other))
     return _published(p.source, p.batch_size, p.systems, error_pct, other)
 
 
 def _published(source: str, batch: int, systems: int, error_pct: float, other: Machines | None) -> Why:
-    figures: dict[str, object] = {"source": source, "batch_size": batch, "systems": systems, "error_pct": error_pct}
-    if other is not None:
-        figures.update(machine_pct=other.pct, regime=other.regime)
-    return Why(ReasonCode.measured_public, figures)
+    figures = {"source": source, "batch_size": batch, "systems": systems, "error_pct": error_pct}
+    return Why(ReasonCode.measured_public, _with_machines(figures, other))
+
+
+def _with_machines(figures: dict[str, object], other: Machines | None) -> dict[str, object]:
+    """The reason's figures, and how far another machine of the part measures where that widened the band."""
+    return figures if other is None else {**figures, "machine_pct": other.pct, "regime": other.regime}
