@@ -20,7 +20,7 @@ from app.catalog.reference import settled_models
 from app.contracts import ReferenceResult, ReferenceRun, Task
 from app.perfmodel.bands import Error, regime
 from app.perfmodel.device import device
-from app.perfmodel.model import Breakdown, Case, Params, steps
+from app.perfmodel.model import Case, Params, steps
 from app.perfmodel.predict import profile_of
 
 EAGER = "torch-eager"
@@ -62,23 +62,18 @@ def _point(run: ReferenceRun, entry: ReferenceResult, catalog: Mapping[str, Cata
     return Point(run.source, entry.run, spec.vendor, config, case, r.throughput_samples_per_s)
 
 
-def _modelled(found: Sequence[Point], params: Params) -> list[Breakdown]:
-    return steps([p.case for p in found], params) if found else []
+def model_errors(found: Sequence[Point], params: Params) -> list[Error]:
+    """log(modelled / measured) per point, the model alone, each with its step's regime."""
+    modelled = steps([p.case for p in found], params) if found else []
+    return [
+        Error(math.log(p.case.batch / m.seconds / p.throughput), regime(m.host_s, m.device_s))
+        for p, m in zip(found, modelled, strict=True)
+    ]
 
 
 def log_errors(found: Sequence[Point], params: Params) -> list[float]:
-    """log(modelled / measured) per point, the model alone."""
-    return [
-        math.log(p.case.batch / m.seconds / p.throughput) for p, m in zip(found, _modelled(found, params), strict=True)
-    ]
-
-
-def model_errors(found: Sequence[Point], params: Params) -> list[Error]:
-    """``log_errors``, each with its step's regime."""
-    return [
-        Error(math.log(p.case.batch / m.seconds / p.throughput), regime(m.host_s, m.device_s))
-        for p, m in zip(found, _modelled(found, params), strict=True)
-    ]
+    """``model_errors``' values alone."""
+    return [e.value for e in model_errors(found, params)]
 
 
 def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
