@@ -193,14 +193,17 @@ def test_a_reference_part_asked_at_a_batch_its_run_did_not_measure_follows_its_o
     assert e["throughput_samples_per_s"] == pytest.approx(expected, rel=1e-6)
     # between the run's batches: the band another machine's batches earned in the step's regime, leave
     # one batch out
+    # (and never narrower than how far machines of the part measure apart: the run stands for any H100)
     which = regime_of("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 64)
-    assert e["error_pct"] == pytest.approx(as_pct(band_of(in_regime("gpu-between", which))))
+    between = band_of(in_regime("gpu-between", which))
+    machine = band_of(in_regime("gpu-machine", which))
+    assert e["error_pct"] == pytest.approx(as_pct(max(between, machine)))
 
 
 def test_beyond_its_runs_batches_a_reference_part_takes_the_wider_band(api: Api) -> None:
     e = h100_resnet50_training(api, 16)
     which = regime_of("h100-sxm5-80gb", "resnet50", Task.train, "fp32", 16)
-    widest = max(band_of(in_regime("gpu-between", which)), band_of(in_regime("gpu-transfer", which)))
+    widest = max(band_of(in_regime(name, which)) for name in ("gpu-between", "gpu-transfer", "gpu-machine"))
     assert e["error_pct"] == pytest.approx(as_pct(widest))
 
 

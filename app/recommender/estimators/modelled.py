@@ -223,14 +223,16 @@ def _band(kind: str, correction: LabCorrection | None, regime: str) -> float:
     app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it;
     a part's own reference run between its batches, leave-one-batch-out; beyond them, the wider of that
     and the transfer's (the run's nearest ratio, not extrapolated, is unchecked there); else the
-    transfer's."""
+    transfer's. A part's own run stands for any machine of the part: never narrower than how far its
+    machines measure apart (``machine``)."""
     if correction is None:
         return _regime_band(f"{kind}-uncalibrated", regime)
     transfer = _regime_band(f"{kind}-transfer", regime, kind)
     if correction.between is None:
         return transfer
     between = _regime_band(f"{kind}-between", regime, f"{kind}-transfer", kind)
-    return between if correction.between else max(between, transfer)
+    machine = _regime_band(f"{kind}-machine", regime, f"{kind}-between", f"{kind}-transfer", kind)
+    return max(between, machine) if correction.between else max(between, transfer, machine)
 
 
 def _regime_band(name: str, regime: str, *otherwise: str) -> float:
