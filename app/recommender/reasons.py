@@ -190,7 +190,7 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ReasonCode.measured_public: _measured_public,
     ReasonCode.interpolated: lambda f: (
         f"interpolated on {f['hardware']} between {f['axis']} {f['low_x']:g} and {f['high_x']:g} "
-        f"(measured {f['low_throughput']:,.1f} and {f['high_throughput']:,.1f}/s)"
+        f"(measured {f['low_throughput']:,.1f} and {f['high_throughput']:,.1f}/s)" + _machines(f)
     ),
     ReasonCode.predicted: _predicted,
     ReasonCode.roofline: _roofline,

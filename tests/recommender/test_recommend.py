@@ -159,6 +159,26 @@ def test_lab_measurements_of_a_part_count_for_buying_more_of_it(api: Api) -> Non
     assert h200["estimate"]["power_basis"] == "modelled"
 
 
+def test_a_lab_curve_asked_for_a_catalog_part_is_interpolated_with_the_machine_band(api: Api) -> None:
+    build(api)
+    answer = ask(api, batch_size=16, scope="catalog", constraints={"precisions": ["bf16"]}, limit=1000)
+    h100_part = [
+        c["estimate"]
+        for c in answer["candidates"]
+        if not c["hardware"]["owned"]
+        and c["hardware"]["catalog_id"] == "h100-sxm5-80gb"
+        and c["estimate"]["kind"] == "interpolated"
+    ]
+    assert h100_part, "node-h100's curve (batch 1, 8, 64) stands for buying another H100"
+    step = predict("resnet50", Task.infer, Precision.bf16, 16, catalog.get("h100-sxm5-80gb"), runtime="torch-eager")
+    assert step is not None
+    machine_pct = as_pct(band_of(in_regime("gpu-machine", step.regime)))
+    assert h100_part[0]["error_pct"] >= machine_pct
+    assert "another machine with this part measures within" in h100_part[0]["explanation"]
+    own = next(c["estimate"] for c in answer["candidates"] if c["hardware"]["machine_name"] == "node-h100")
+    assert own["kind"] == "interpolated" and "another machine" not in own["explanation"]
+
+
 def test_a_price_quote_through_the_catalog_changes_the_cost_ranking(api: Api) -> None:
     build(api)
     spec = {"batch_size": 64, "objective": "cost_per_million_samples", "constraints": {"precisions": ["bf16"]}}

@@ -1,4 +1,6 @@
-"""Interpolated: read off the device's own measured curve, along batch size or thread count."""
+"""Interpolated: read off the device's own measured curve, along batch size or thread count. A lab
+device's curve asked for a catalog part stands for another machine of it: its band is at least the
+machine band of the step's regime (app/recommender/estimators/machine_band.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from app.recommender.estimators.base import (
     estimators,
     tdp_power,
 )
+from app.recommender.estimators.machine_band import machines
 from app.recommender.evidence import LAB, Hardware, Point
 from app.recommender.guess import Guess
 from app.recommender.interpolate import interpolate
@@ -50,7 +53,8 @@ class Interpolated(Estimator):
                 continue
             neighbours = [p for p in curve if _x(p, axis) in (at.low_x, at.high_x)]
             ci = max([p.ci_pct for p in neighbours if p.ci_pct is not None] or [0.0])
-            error_pct = max(MIN_INTERPOLATED_PCT, ci, GAP_SHARE * at.gap_pct)
+            other = machines(hardware, neighbours[0]._replace(batch_size=config.batch_size), evidence)
+            error_pct = max(MIN_INTERPOLATED_PCT, ci, GAP_SHARE * at.gap_pct, other.pct if other is not None else 0.0)
             powered = [(_x(p, axis), p.power_w) for p in curve if p.power_w is not None]
             power_at = interpolate(powered, x, monotone=False) if len(powered) == len(curve) else None
             power, basis = (power_at.value, PowerBasis.measured) if power_at else tdp_power(hardware)
@@ -67,6 +71,7 @@ class Interpolated(Estimator):
                     "high_x": at.high_x,
                     "low_throughput": at.low_value,
                     "high_throughput": at.high_value,
+                    **({"machine_pct": other.pct, "regime": other.regime} if other is not None else {}),
                 },
             )
             return Guess(

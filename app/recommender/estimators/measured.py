@@ -10,12 +10,9 @@ lab device's own figure keeps its own interval.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from app.contracts import EstimateKind, PowerBasis, ReasonCode
-from app.perfmodel.bands import as_pct, in_regime
-from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import Ask, answer, prime
+from app.perfmodel.predict import prime
 from app.recommender.estimators.base import (
     Config,
     Estimator,
@@ -26,7 +23,8 @@ from app.recommender.estimators.base import (
     median,
     tdp_power,
 )
-from app.recommender.evidence import LAB, REFERENCE, Hardware, Point
+from app.recommender.estimators.machine_band import Machines, for_another, machines, step
+from app.recommender.evidence import LAB, Hardware, Point
 from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
 
@@ -45,44 +43,6 @@ def floor_pct(p: Point) -> float:
     return MEASURED_FLOOR_PCT
 
 
-class Machines(NamedTuple):
-    """How far another machine with the part measures a figure: the band (percent) and the regime it
-    was measured in (``host`` or ``device``)."""
-
-    pct: float
-    regime: str
-
-
-def machines(hardware: Hardware, p: Point, evidence: Evidence) -> Machines | None:
-    """The ``machine`` band of ``p``'s step's regime as the model sees it (scripts/calibrate_perfmodel.py
-    measures both), where ``p`` stands for another machine than its own: a reference run's point, or a lab
-    device's answering for a catalog part. None for a lab device's own figure, a published row, or where
-    the calibration measured no such band (CPUs)."""
-    ask = _step(hardware, p)
-    if ask is None:
-        return None
-    found = answer(evidence.workload, evidence.task, ask)
-    if found is None:
-        return None
-    measured = calibration().bands
-    name = f"{found.band_kind}-machine"
-    band = measured.get(in_regime(name, found.regime), measured.get(name))
-    return Machines(as_pct(band), found.regime) if band is not None else None
-
-
-def _for_another(hardware: Hardware, source: str) -> bool:
-    """Whether a figure of ``source`` answering for ``hardware`` stands for another machine than its own."""
-    return source.startswith(REFERENCE) or (source == LAB and not hardware.ref.owned)
-
-
-def _step(hardware: Hardware, p: Point) -> Ask | None:
-    """The model's step whose regime sets ``p``'s machine band, where ``p`` stands for another machine."""
-    spec = p.hardware.spec
-    if spec is None or not _for_another(hardware, p.source):
-        return None
-    return Ask(p.precision, p.batch_size, spec, p.runtime)
-
-
 @estimators.register
 class Measured(Estimator):
     info = EstimatorInfo(
@@ -99,7 +59,7 @@ class Measured(Estimator):
             asks = (
                 ask
                 for h, c in pairs
-                if _for_another(h, c.source) and (same := evidence.at(h, c)) and (ask := _step(h, same[0])) is not None
+                if for_another(h, c.source) and (same := evidence.at(h, c)) and (ask := step(h, same[0])) is not None
             )
             prime(evidence.workload, evidence.task, asks)
 
