@@ -237,6 +237,9 @@ def test_a_reference_figure_where_the_host_bounds_the_step_carries_how_far_anoth
     assert e["throughput_samples_per_s"] == pytest.approx(
         measured_in(run_of("h100-sxm5-80gb"), "resnet50", Task.infer, "fp32", 1)
     )
+    # a part no run measured, transferred from the runs, stands for any machine of it too
+    gh200 = reference_prediction(api, "gh200-96gb", "fp32", 1)
+    assert gh200["kind"] == "predicted" and gh200["error_pct"] == pytest.approx(host)
 
 
 def test_a_reference_part_several_machines_measured_is_their_median(api: Api) -> None:

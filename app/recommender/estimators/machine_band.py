@@ -33,10 +33,16 @@ def machines(hardware: Hardware, p: Point, evidence: Evidence) -> Machines | Non
     found = answer(evidence.workload, evidence.task, ask)
     if found is None:
         return None
+    band = machine_band(found.band_kind, found.regime)
+    return Machines(as_pct(band), found.regime) if band else None
+
+
+def machine_band(kind: str, regime: str) -> float:
+    """The ``machine`` band of a kind of device in a regime (the pooled one where the regime's is not
+    measured); 0 where the calibration measured none (CPUs)."""
     measured = calibration().bands
-    name = f"{found.band_kind}-machine"
-    band = measured.get(in_regime(name, found.regime), measured.get(name))
-    return Machines(as_pct(band), found.regime) if band is not None else None
+    name = f"{kind}-machine"
+    return measured.get(in_regime(name, regime), measured.get(name, 0.0))
 
 
 def for_another(hardware: Hardware, source: str) -> bool:

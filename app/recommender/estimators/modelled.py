@@ -40,6 +40,7 @@ from app.recommender.estimators.base import (
     RatiosAt,
     estimators,
 )
+from app.recommender.estimators.machine_band import machine_band
 from app.recommender.evidence import LAB, Hardware, by_batch
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
@@ -218,21 +219,21 @@ def _why_not(hardware: Hardware, config: Config, evidence: Evidence) -> str | No
     return None
 
 
-def _band(kind: str, correction: LabCorrection | None, regime: str) -> float:
+def _band(kind: str, correction: LabCorrection | None, regime: str, part: bool) -> float:
     """The band a lab-stack figure earned, measured on steps of its ``regime`` (host- or device-bound,
     app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it;
     a part's own reference run between its batches, leave-one-batch-out; beyond them, the wider of that
     and the transfer's (the run's nearest ratio, not extrapolated, is unchecked there); else the
-    transfer's. A part's own run stands for any machine of the part: never narrower than how far its
-    machines measure apart (``machine``)."""
+    transfer's. A figure for a catalog ``part`` (not a lab device) stands for any machine of it: never
+    narrower than how far machines of one part measure apart (``machine``)."""
     if correction is None:
-        return _regime_band(f"{kind}-uncalibrated", regime)
-    transfer = _regime_band(f"{kind}-transfer", regime, kind)
-    if correction.between is None:
-        return transfer
-    between = _regime_band(f"{kind}-between", regime, f"{kind}-transfer", kind)
-    machine = _regime_band(f"{kind}-machine", regime, f"{kind}-between", f"{kind}-transfer", kind)
-    return max(between, machine) if correction.between else max(between, transfer, machine)
+        band = _regime_band(f"{kind}-uncalibrated", regime)
+    elif correction.between is None:
+        band = _regime_band(f"{kind}-transfer", regime, kind)
+    else:
+        between = _regime_band(f"{kind}-between", regime, f"{kind}-transfer", kind)
+        band = between if correction.between else max(between, _regime_band(f"{kind}-transfer", regime, kind))
+    return max(band, machine_band(kind, regime)) if part else band
 
 
 def _regime_band(name: str, regime: str, *otherwise: str) -> float:
@@ -258,7 +259,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.id,
         )
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
-        band = _band(kind, correction, modelled.regime)
+        band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
