@@ -103,7 +103,9 @@ def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) 
 def machine_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
     """Each run's settled figure, as the recommender states it for its part, against the same config
     measured on another machine of the part, per task and batch and per regime."""
-    every = references.points(runs, parts)
+    by_config: dict[tuple[str, references.Config], list[references.Point]] = defaultdict(list)
+    for p in references.points(runs, parts):
+        by_config[(p.source, p.config)].append(p)
     groups: dict[str, list[tuple[float, bool, float]]] = defaultdict(list)
     for run in runs:
         hardware = catalog_hardware(parts[run.hardware_id])
@@ -111,9 +113,7 @@ def machine_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware
             r = entry.result
             assert r.task is not None and r.throughput_samples_per_s
             config = (r.workload, r.task, r.precision.value, r.batch_size)
-            others = [
-                p.throughput for p in every if p.source == run.source and p.config == config and p.run != entry.run
-            ]
+            others = [p.throughput for p in by_config[(run.source, config)] if p.run != entry.run]
             if not others:
                 continue
             point = Point(hardware, run.source, r.runtime, r.precision, r.batch_size, None, r.throughput_samples_per_s)

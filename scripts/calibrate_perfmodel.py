@@ -66,11 +66,6 @@ def published_systems(kind: str) -> list[Observation]:
     return [o for o in from_public(rows, catalog, profile_of) if o.device.kind == kind]
 
 
-def observations(kind: str) -> list[Observation]:
-    """What the fit reads: several systems of one part at one config once, at their median."""
-    return median_per_part(published_systems(kind))
-
-
 def calibrate() -> dict[str, object]:
     params: dict[str, dict[str, float]] = {}
     stacks: dict[str, float] = {}
@@ -81,7 +76,8 @@ def calibrate() -> dict[str, object]:
     measured_autograd: dict[str, float] = {}
     fitted_dispatch: dict[str, float] = {}
     for kind in ("gpu", "cpu"):
-        seen = observations(kind)
+        systems_seen = published_systems(kind)
+        seen = median_per_part(systems_seen)  # what the fit reads: a part's systems at one config once
         counts[kind] = len(seen)
         if not seen:
             continue
@@ -109,7 +105,7 @@ def calibrate() -> dict[str, object]:
                 params[kind]["dispatch_eager_s"] = _round(shipped_params["dispatch_eager_s"])
             if shipped_params.autograd != fitted.params.autograd:
                 measured_autograd[kind] = _round(shipped_params.autograd)
-            systems = system_errors(published_systems(kind), shipped_params, fitted.traffic)
+            systems = system_errors(systems_seen, shipped_params, fitted.traffic)
             found_bands.update(reference_bands(found, systems, shipped_params, found_bands))
     return {
         "generated_by": "scripts/calibrate_perfmodel.py",
