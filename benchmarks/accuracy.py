@@ -1,6 +1,7 @@
 """How well the performance model predicts hardware it was not calibrated on, against two baselines.
 
     .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets] [--with-mlperf]
+                                            [--in-sample]
 
 1. Leave one GPU out over Lambda 2024's single-GPU training rows (every workload with a zoo
    counterpart, the fp32 column — TF32 on Ampere and newer, NGC's default — and fp16): the model is
@@ -20,6 +21,8 @@
 ``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
 uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
+``--in-sample`` also prints each GPU's mean signed error with every GPU in the calibration: what the
+model's form cannot fit even when it sees the part (a diagnostic, not an accuracy figure).
 Bands: each prediction's band is the 90% quantile of the absolute log errors of the *other* held-out
 parts (split conformal, app/perfmodel/bands.py); coverage is how often the truth falls inside.
 """
@@ -295,6 +298,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser.add_argument("--markdown", action="store_true", help="also print per-part tables")
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
     parser.add_argument("--with-mlperf", action="store_true", help="add MLPerf Inference runs to test 1's calibration")
+    parser.add_argument("--in-sample", action="store_true", help="also print each GPU's in-sample mean signed error")
     args = parser.parse_args(argv)
     catalog = _catalog()
 
@@ -315,6 +319,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out(compare("previous whole-model transfer", logo, old_transfer(held, catalog)))
     if args.markdown:
         out(table(logo))
+
+    if args.in_sample:
+        in_sample(lambda_gpu, out)
 
     band = bands.quantile([abs(math.log(o.predicted / o.measured)) for o in logo])
     ahead = forward(args.datasets, catalog, band) if args.datasets.is_dir() else []
@@ -342,6 +349,18 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out("")
     out("# Eager PyTorch / ONNX Runtime on the lab's CPUs, each machine's eager kernel factor from the others")
     eager_ratios(fit(cpu, "cpu").params, list(catalog.values()), out)
+
+
+def in_sample(observations: Sequence[Observation], out: Callable[[str], None]) -> None:
+    """Each GPU's mean signed error (and its range) with every GPU in the calibration, most negative first."""
+    fitted = fit(observations, "gpu")
+    errors: dict[str, list[float]] = defaultdict(list)
+    for o, p in zip(observations, predict(fitted, observations), strict=True):
+        errors[o.device.id].append(p / o.throughput - 1)
+    out("")
+    out("# In sample: every GPU calibrated on, each part's mean signed error (its rows' range)")
+    for part, found in sorted(errors.items(), key=lambda kv: statistics.fmean(kv[1])):
+        out(f"{part}: {statistics.fmean(found):+.1%} ({min(found):+.0%} to {max(found):+.0%}, {len(found)} rows)")
 
 
 def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callable[[str], None]) -> None:
