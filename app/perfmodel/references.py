@@ -108,6 +108,12 @@ def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
     ]
 
 
+BEYOND_NEAR = 2.0
+"""How far beyond a run's batches (a multiple of the nearest one) its nearest ratio is checked as holding
+like a ratio between them: benchmarks/beyond_batches.py found such points 0.066 off (90% quantile) where the
+GPU bounds the step, and 0.73 beyond 8x, where the nearest batch was the host's. A round value, not fitted."""
+
+
 def between_errors(found: Sequence[Point], params: Params) -> list[Error]:
     """log(interpolated / measured) per point measured at a batch strictly between batches that another
     machine's run of the same reference measured for its workload, task and precision: the model at that
@@ -133,6 +139,31 @@ def between_errors(found: Sequence[Point], params: Params) -> list[Error]:
                 Error(at_batch(others, batch) - ratio, which) for batch, ratio, which in own if low < batch < high
             )
     return errors
+
+
+def beyond_errors(found: Sequence[Point], params: Params) -> list[Error]:
+    """log(carried / measured) per point whose batch lies more than BEYOND_NEAR times beyond every other batch
+    its own run (machine) measured for its workload, task and precision: the model at that batch times the
+    run's ratio at the nearest of those (``at_batch``: not extrapolated), as the recommender calibrates a
+    part at a batch far outside the runs' batches. The same machine's points: no other machine's run lies
+    that far from another's in the shipped runs, which share their grids; a catalog part's figure takes the
+    machine band beside it."""
+    curves: dict[tuple[str, str, Task, str], list[tuple[int, float, str]]] = {}
+    for p, e in zip(found, model_errors(found, params), strict=True):
+        workload, task, precision, batch = p.config
+        curves.setdefault((p.run, workload, task, precision), []).append((batch, -e.value, e.regime))
+    errors: list[Error] = []
+    for curve in curves.values():
+        for batch, ratio, which in curve:
+            others = [(b, r) for b, r, _ in curve if b != batch]
+            if others and beyond(batch, [b for b, _ in others]):
+                errors.append(Error(at_batch(others, batch) - ratio, which))
+    return errors
+
+
+def beyond(batch: int, measured: Sequence[int]) -> bool:
+    """Whether ``batch`` lies more than BEYOND_NEAR times beyond every one of the ``measured`` batches."""
+    return batch > BEYOND_NEAR * max(measured) or batch * BEYOND_NEAR < min(measured)
 
 
 def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:

@@ -101,7 +101,8 @@ def _modelled(f: Figures) -> str:
     return (
         f"modelled from the {f['workload']} operator profile on the catalog's specs: "
         f"{bound.get(f['bound'], f['bound'])}, step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f} ms, "
-        f"memory {f['memory_ms']:,.2f} ms, host {f['host_ms']:,.2f} ms), calibrated by {f['calibrated_by']}; "
+        f"memory {f['memory_ms']:,.2f} ms, host {f['host_ms']:,.2f} ms), calibrated by {f['calibrated_by']}"
+        f"{' at batches far from this one' if f.get('beyond') else ''}; "
         f"band ±{f['error_pct']:.0f}% (90% of out-of-sample errors)"
     )
 

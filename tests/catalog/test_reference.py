@@ -207,6 +207,22 @@ def test_beyond_its_runs_batches_a_reference_part_takes_the_wider_band(api: Api)
     assert e["error_pct"] == pytest.approx(as_pct(widest))
 
 
+def test_far_beyond_the_runs_batches_a_figure_takes_the_band_that_far_earned(api: Api) -> None:
+    """At 8x the runs' largest batch, where the GPU bounds the step, the nearest batch's ratio errs as
+    far as it was seen to (``gpu-beyond``); within 2x of it, as between the batches."""
+    which = regime_of("h100-sxm5-80gb", "resnet50", Task.infer, "bf16", 2048)
+    assert which == "device"
+    far = band_of(in_regime("gpu-beyond", which))
+    assert far > band_of(in_regime("gpu-transfer", which))
+    for part in ("h100-sxm5-80gb", "a100-sxm4-80gb"):  # its own run's curve; transferred from the runs
+        e = reference_prediction(api, part, "bf16", 2048)
+        assert e["error_pct"] == pytest.approx(as_pct(far))
+        assert "at batches far from this one" in e["explanation"]
+        near = reference_prediction(api, part, "bf16", 512)
+        assert near["error_pct"] < as_pct(far) and "far from" not in near["explanation"]
+        assert near["error_pct"] == pytest.approx(as_pct(band_of(in_regime("gpu-transfer", which))))
+
+
 def reference_prediction(api: Api, part: str, precision: str, batch: int) -> dict[str, Any]:
     """The part's ResNet-50 inference estimate in torch eager, through the predictions API."""
     body = {

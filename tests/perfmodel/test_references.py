@@ -1,6 +1,7 @@
 """The reference runs' errors (app/perfmodel/references.py): a result predicted from another machine's run
 of its part, drawn between that run's batches, errs by what moves between them (``between_errors``); a
-run's measurement standing for its part errs by how far another machine measures (``machine_errors``);
+run's measurement standing for its part errs by how far another machine measures (``machine_errors``); a
+run's ratio carried far beyond its batches errs by how the ratio moves (``beyond_errors``);
 each error is told host- or device-bound by the model's step (app/perfmodel/bands.py ``regime``)."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from app.catalog import reference
 from app.contracts import Precision, Task
 from app.perfmodel import bands, references
 from app.perfmodel.device import device
-from app.perfmodel.model import Case
+from app.perfmodel.model import Case, steps
 from app.perfmodel.params import shipped
 from app.perfmodel.predict import profile_of
 from tests.perfmodel.test_host import made_by
@@ -81,6 +82,23 @@ def test_machine_errors_are_each_machine_predicted_by_each_other_and_a_config_of
     regimes = {round(abs(e.value), 6): e.regime for e in errors}
     assert regimes[round(math.log(300 / 210), 6)] == "host"
     assert regimes[round(math.log(1.01), 6)] == "device"
+
+
+def test_beyond_errors_carry_the_runs_nearest_ratio_only_to_batches_far_beyond_its_own() -> None:
+    params = shipped().of("gpu")
+
+    def at_ratio(b: int, ratio: float) -> references.Point:
+        """Machine a's result at batch ``b``, measured at ``ratio`` times the model's throughput."""
+        case = point("a", b, 1.0).case
+        seconds = steps([case], params)[0].seconds
+        return point("a", b, b / seconds * ratio)
+
+    found = [at_ratio(1, 1.0), at_ratio(8, 2.0), at_ratio(16, 2.0), at_ratio(64, 3.0), point("b", 1024, 5.0)]
+    errors = references.beyond_errors(found, params)
+    # batch 1 lies 8x below 8 and 64 lies 4x above 16: each is carried from its nearest; 8 and 16 lie
+    # between or within 2x of the others; machine b's one point has no batch of its own to come from
+    assert sorted(round(e.value, 6) for e in errors) == sorted(round(v, 6) for v in (math.log(2.0), -math.log(1.5)))
+    assert references.beyond(1, [8]) and not references.beyond(16, [8, 32]) and not references.beyond(512, [256])
 
 
 def test_every_machine_that_measured_a_config_stands_and_the_machines_differ_where_the_host_bounds_it() -> None:

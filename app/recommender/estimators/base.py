@@ -54,6 +54,9 @@ class LabCorrection(NamedTuple):
     """Where the target part's own reference run alone calibrated it: whether the batch lay strictly
     between batches the run measured (its band is then ``gpu-between``, leave-one-batch-out) or beyond
     them; None where other devices took part (the ``gpu-transfer`` band)."""
+    beyond: bool = False
+    """Whether the batch lay more than ``references.BEYOND_NEAR`` times beyond every batch the devices it
+    stands on measured (its band is then at least ``gpu-beyond``: their nearest ratio, carried that far)."""
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
-from app.perfmodel.references import at_batch
+from app.perfmodel.references import at_batch, beyond
 from app.recommender.estimators.base import (
     Config,
     Estimator,
@@ -118,7 +118,7 @@ def lab_correction(
         return at.everyone
     if part not in at.own:
         chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part]
-        own = _mean(chosen)
+        own = _mean(chosen, batch)
         if own is not None and batch is not None and all(d.source != LAB for d, _ in chosen):
             batches = [b for d, _ in chosen for b, _ in d.points]
             own = own._replace(between=min(batches) < batch < max(batches))
@@ -126,10 +126,16 @@ def lab_correction(
     return at.own[part]
 
 
-def _mean(chosen: Sequence[tuple[Ratios, float]]) -> LabCorrection | None:
+def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None) -> LabCorrection | None:
+    """The devices' geometric mean ratio, and whether ``batch`` lies far beyond every batch they measured."""
     if not chosen:
         return None
-    return LabCorrection(math.exp(sum(r for _, r in chosen) / len(chosen)), tuple(sorted(d.label for d, _ in chosen)))
+    measured = [b for d, _ in chosen for b, _ in d.points]
+    return LabCorrection(
+        math.exp(sum(r for _, r in chosen) / len(chosen)),
+        tuple(sorted(d.label for d, _ in chosen)),
+        beyond=batch is not None and beyond(batch, measured),
+    )
 
 
 def _ratios_at(
@@ -142,7 +148,7 @@ def _ratios_at(
         ratios = [(d, at_batch(d.points, batch)) for d in per_device.values()]
         evidence.ratios_at[key] = RatiosAt(
             ratios=ratios,
-            everyone=_mean(ratios),
+            everyone=_mean(ratios, batch),
             reference_parts={d.part for d, _ in ratios if d.source != LAB},
             own={},
         )
@@ -223,9 +229,11 @@ def _band(kind: str, correction: LabCorrection | None, regime: str, part: bool) 
     """The band a lab-stack figure earned, measured on steps of its ``regime`` (host- or device-bound,
     app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it;
     a part's own reference run between its batches, leave-one-batch-out; beyond them, the wider of that
-    and the transfer's (the run's nearest ratio, not extrapolated, is unchecked there); else the
-    transfer's. A figure for a catalog ``part`` (not a lab device) stands for any machine of it: never
-    narrower than how far machines of one part measure apart (``machine``)."""
+    and the transfer's; else the transfer's. Far beyond every batch the calibrating devices measured
+    (``references.BEYOND_NEAR``), never narrower than the nearest ratio carried that far errs
+    (``beyond``, where the calibration measured it). A figure for a catalog ``part`` (not a lab device)
+    stands for any machine of it: never narrower than how far machines of one part measure apart
+    (``machine``)."""
     if correction is None:
         band = _regime_band(f"{kind}-uncalibrated", regime)
     elif correction.between is None:
@@ -233,6 +241,8 @@ def _band(kind: str, correction: LabCorrection | None, regime: str, part: bool) 
     else:
         between = _regime_band(f"{kind}-between", regime, f"{kind}-transfer", kind)
         band = between if correction.between else max(between, _regime_band(f"{kind}-transfer", regime, kind))
+    if correction is not None and correction.beyond:
+        band = max(band, _regime_band(f"{kind}-beyond", regime, f"{kind}-beyond", f"{kind}-transfer", kind))
     return max(band, machine_band(kind, regime)) if part else band
 
 
@@ -259,6 +269,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.id,
         )
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
+        beyond = correction is not None and correction.beyond
         band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
     else:
@@ -266,7 +277,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         if stack is None:
             return None
         factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
-        references = ()
+        references, beyond = (), False
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
@@ -285,6 +296,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             "calibrated_by": calibrated_by,
             "factor": factor,
             "error_pct": error_pct,
+            "beyond": int(beyond),  # 1: far beyond the batches measured (a band of its own)
         },
     )
     reasons = [why, *power_reasons]
