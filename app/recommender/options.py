@@ -18,6 +18,8 @@ from app.recommender.columns import Columns
 
 CACHE_SIZE = 16
 """Tables kept (each a few tens of MB over the whole catalog); the least recently used goes first."""
+UNESTIMATED_LISTED = 3
+"""The runtime x precision pairs with the most unanswered hardware that the note names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +33,22 @@ class OptionTable:
 
     def notes(self, precisions: list[Precision] | None, runtimes: list[str] | None) -> list[str]:
         """The table's notes for an ask with these filters."""
-        unestimated = sum(
-            n
-            for (runtime, precision), n in self.unestimated.items()
-            if (precisions is None or precision in precisions) and (runtimes is None or runtime in runtimes)
+        chosen = sorted(
+            (
+                (n, f"{runtime} {precision.value}")
+                for (runtime, precision), n in self.unestimated.items()
+                if (precisions is None or precision in precisions) and (runtimes is None or runtime in runtimes)
+            ),
+            key=lambda pair: (-pair[0], pair[1]),
         )
+        unestimated = sum(n for n, _ in chosen)
+        most = ", ".join(f"{what} {n}" for n, what in chosen[:UNESTIMATED_LISTED])
+        more = ", ..." if len(chosen) > UNESTIMATED_LISTED else ""
         middle = (
             [
                 f"{unestimated} hardware x config pairs had no measurement and nothing to predict them from "
-                "(no catalog entry, or no peak for that precision)"
+                f"(no catalog entry, no peak for that precision, or a runtime for another kind of device: "
+                f"{most}{more})"
             ]
             if unestimated
             else []
