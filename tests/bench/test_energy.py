@@ -13,6 +13,8 @@ from testkit.factories import h100_spec
 from tests.bench.test_measure import spin
 from tests.bench.test_runtimes import machine
 
+pytestmark = pytest.mark.alone  # times this machine's CPU: run apart from the other tests
+
 
 def test_rapl_counter_wrap_is_handled() -> None:
     assert counter_delta(100, 250, max_value=1000) == 150

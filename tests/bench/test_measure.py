@@ -20,6 +20,8 @@ from app.bench.measure import (
 )
 from app.contracts import MeasureSpec
 
+pytestmark = pytest.mark.alone  # times this machine's CPU: run apart from the other tests
+
 KNOWN_MS = 5.0
 
 

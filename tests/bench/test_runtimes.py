@@ -59,6 +59,7 @@ def test_what_this_cpu_cannot_run_is_unsupported_not_run_otherwise() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # compares the compile's wall clock with a step's
 @pytest.mark.parametrize("variant", [None, "pruned-50"])
 def test_torch_compile_reports_compile_time_apart_from_speed(variant: str | None) -> None:
     config = BenchConfig("fcn_r", Task.infer, "torch-compile", "cpu", Precision.fp32, 8, 2, variant=variant)
