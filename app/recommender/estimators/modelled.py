@@ -242,7 +242,7 @@ def _band(kind: str, correction: LabCorrection | None, regime: str, part: bool) 
         between = _regime_band(f"{kind}-between", regime, f"{kind}-transfer", kind)
         band = between if correction.between else max(between, _regime_band(f"{kind}-transfer", regime, kind))
     if correction is not None and correction.beyond:
-        band = max(band, _regime_band(f"{kind}-beyond", regime, f"{kind}-beyond", f"{kind}-transfer", kind))
+        band = max(band, _regime_band(f"{kind}-beyond", regime, f"{kind}-transfer", kind))
     return max(band, machine_band(kind, regime)) if part else band
 
 
@@ -269,7 +269,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.id,
         )
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
-        beyond = correction is not None and correction.beyond
+        far = correction is not None and correction.beyond
         band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
     else:
@@ -277,7 +277,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         if stack is None:
             return None
         factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
-        references, beyond = (), False
+        references, far = (), False
     throughput = modelled.throughput * factor
     error_pct = max(MIN_MODELLED_PCT, as_pct(band))
     b = modelled.breakdown
@@ -296,7 +296,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             "calibrated_by": calibrated_by,
             "factor": factor,
             "error_pct": error_pct,
-            "beyond": int(beyond),  # 1: far beyond the batches measured (a band of its own)
+            "beyond": int(far),  # 1: far beyond the batches measured (a band of its own)
         },
     )
     reasons = [why, *power_reasons]
