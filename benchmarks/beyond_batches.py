@@ -11,7 +11,9 @@ batch: the host's costs are measured on these same runs (app/perfmodel/host.py),
 would need correcting. Each settled point whose batch lies beyond the other batches its machine measured
 for the same workload, task and precision is predicted both ways from the nearest; per task and regime
 (app/perfmodel/bands.py ``regime``), the mean and the 90% quantile of the absolute log errors, and the
-mean signed. docs/ACCURACY.md quotes the result.
+mean signed; then the whole step's errors per regime within and past ``references.BEYOND_NEAR`` times
+the nearest batch, with how many the regime's transfer band (what such a figure had before
+``gpu-beyond``) holds. docs/ACCURACY.md quotes the result.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from app.catalog import load, reference
 from app.perfmodel import bands, references
 from app.perfmodel.model import OVERLAP, Breakdown, steps
 from app.perfmodel.params import shipped as calibration
+from app.perfmodel.predict import band_of
 
 Measured = tuple[references.Point, Breakdown]
 
@@ -62,6 +65,7 @@ def main() -> None:
         workload, task, precision, _ = p.config
         curves[(p.run, workload, f"{task.value} {precision}")].append((p, m))
     errors: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    by_distance: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for curve in curves.values():
         for p, m in curve:
             others = [(q, n) for q, n in curve if q.case.batch != p.case.batch]
@@ -75,9 +79,10 @@ def main() -> None:
             nearest = [(q, n) for q, n in others if q.case.batch == nearest_batch]
             step = p.case.batch / p.throughput
             pair = (math.log(step / whole_step(nearest, m)), math.log(step / device_only(nearest, m)))
-            task = p.config[1].value
-            for group in (f"{task}, {bands.regime(m.host_s, m.device_s)}-bound", "all"):
+            task, which = p.config[1].value, bands.regime(m.host_s, m.device_s)
+            for group in (f"{task}, {which}-bound", "all"):
                 errors[group].append(pair)
+            by_distance[(which, references.beyond(p.case.batch, [nearest_batch]))].append(pair[0])
     for group, pairs in sorted(errors.items()):
         cells = []
         for name, k in (("whole step", 0), ("device only", 1)):
@@ -88,6 +93,16 @@ def main() -> None:
                 f"signed {statistics.fmean(chosen):+.3f}"
             )
         print(f"{group} ({len(pairs)}): " + "; ".join(cells))
+    print(f"the whole step, within and past {references.BEYOND_NEAR:g}x the nearest batch:")
+    for (which, far), found in sorted(by_distance.items()):
+        absolute = [abs(e) for e in found]
+        transfer = band_of(bands.in_regime("gpu-transfer", which), "gpu-transfer", "gpu")
+        held = sum(e <= transfer for e in absolute) / len(absolute)
+        where = "past" if far else "within"
+        print(
+            f"  {which}-bound, {where} ({len(found)}): q90 {bands.quantile(absolute) or 0.0:.3f}, "
+            f"the transfer band ±{bands.as_pct(transfer):.0f}% holds {held:.0%}"
+        )
 
 
 if __name__ == "__main__":
