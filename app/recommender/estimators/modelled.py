@@ -118,22 +118,21 @@ def lab_correction(
         return at.everyone
     if part not in at.own:
         chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part]
-        own = _mean(chosen, batch)
-        if own is not None and batch is not None and all(d.source != LAB for d, _ in chosen):
-            batches = [b for d, _ in chosen for b, _ in d.points]
-            own = own._replace(between=min(batches) < batch < max(batches))
-        at.own[part] = own
+        at.own[part] = _mean(chosen, batch, runs_alone=all(d.source != LAB for d, _ in chosen))
     return at.own[part]
 
 
-def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None) -> LabCorrection | None:
-    """The devices' geometric mean ratio, and whether ``batch`` lies far beyond every batch they measured."""
+def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone: bool = False) -> LabCorrection | None:
+    """The devices' geometric mean ratio; whether ``batch`` lies far beyond every batch they measured; and,
+    where a part's own reference runs stand alone (``runs_alone``: no lab device beside them), whether it
+    lies strictly between their batches."""
     if not chosen:
         return None
     measured = [b for d, _ in chosen for b, _ in d.points]
     return LabCorrection(
         math.exp(sum(r for _, r in chosen) / len(chosen)),
         tuple(sorted(d.label for d, _ in chosen)),
+        between=min(measured) < batch < max(measured) if runs_alone and batch is not None else None,
         beyond=batch is not None and beyond(batch, measured),
     )
 
