@@ -110,9 +110,9 @@ def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
 
 BEYOND_NEAR = 2.0
 """How far beyond a run's batches (a multiple of the nearest one) its nearest ratio is checked as holding
-like a ratio between them: benchmarks/beyond_batches.py found such points 0.066 off (90% quantile) where the
-GPU bounds the step, and 0.744 past it (8x and more, where the nearest batch was the host's). A round value,
-not fitted."""
+like a ratio between them: benchmarks/beyond_batches.py found such points 0.106 off (90% quantile, 14 points)
+where the GPU bounds the step, and 0.714 past it (8x and more, where the nearest batch was the host's). A round
+value, not fitted."""
 
 
 def between_errors(found: Sequence[Point], params: Params) -> list[Error]:
