@@ -124,3 +124,24 @@ def test_a_link_rule_agrees_with_epochs_figure_where_both_give_one() -> None:
             assert number(rule["nvlink_gb_s"]) == found / 1e9, entry["id"]
         compared += 1
     assert compared >= 10
+
+
+@pytest.mark.parametrize(
+    ("catalog_id", "field", "value", "cited"),
+    [
+        # TechPowerUp lists 80 MB for these GA100 boards, 40 for the SXM4 80 GB: the whitepaper says 40
+        ("a100-pcie-80gb", "l2_mb", 40.0, "A100 Tensor Core GPU Architecture whitepaper"),
+        ("a800-pcie-80gb", "l2_mb", 40.0, "A100 Tensor Core GPU Architecture whitepaper"),
+        # TechPowerUp has the V100's SXM2 and PCIe powers the other way round
+        ("v100-sxm2-16gb", "tdp_w", 300.0, "V100 datasheet"),
+        ("v100-pcie-16gb", "tdp_w", 250.0, "V100 datasheet"),
+        # the NVL boards are rated below what TechPowerUp's maximum boost clock gives (965.1)
+        ("h200-nvl", "peak_bf16_tflops", 835.5, "H200 Tensor Core GPU datasheet"),
+        ("h100-nvl-94gb", "peak_int8_tops", 1670.5, "H100 NVL product brief"),
+    ],
+)
+def test_vendor_figures_where_techpowerup_is_wrong(catalog_id: str, field: str, value: float, cited: str) -> None:
+    """A figure a vendor document contradicts TechPowerUp on is the vendor's, and says which document."""
+    entry = catalog.get(catalog_id)
+    assert getattr(entry, field) == value
+    assert cited in entry.sources[field]
