@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.reference_check [--all]
 
 For every settled model result of each shipped reference run (app/catalog/data/reference/: an H200
-and an H100, measured in torch eager), two figures beside the measurement, each with its band:
+and an H100, measured in torch eager), up to four figures beside the measurement, each with its band:
 
 - ``model``: what the recommender gives a lab that owns no GPU and has no reference run to lean on,
   the modelled estimate on the part's specs alone;
@@ -14,7 +14,10 @@ and an H100, measured in torch eager), two figures beside the measurement, each 
 - ``between``: where another machine's run of the same part measured batches on both sides of the
   result's, the estimate calibrated by that run alone, as the recommender answers a reference run's
   own part at a batch it did not measure (the run's ratio drawn between its batches, ``at_batch``;
-  the H200's batches 8, 32, 128 and 64, 128 of training, from benchmarks/gpu_batches.toml).
+  the H200's batches 8, 32, 128 and 64, 128 of training, from benchmarks/gpu_batches.toml);
+- ``twin``: for an fp16 or bf16 result, the estimate calibrated by the other machines' runs at the other
+  of the two (``references.TWINS``) and nothing at its own, as the recommender answers a 16-bit
+  precision that nothing measured on a kind of device.
 
 Per task, batch and precision: the mean absolute log error, the mean signed error and how often the
 band holds the measurement. Last, ``machine``: each run's settled figure as the recommender states it
@@ -22,7 +25,7 @@ for the part (``measured``, with its band: how far another machine with the part
 step's regime) against what each other machine's run measured of the same config, where one did. That
 band is made from these very pairs (``references.machine_errors``), so its coverage there is in sample.
 ``--all`` prints each config. The model's parameters come from published results alone
-(scripts/calibrate_perfmodel.py), so the first three are held-out checks, but for the two numbers
+(scripts/calibrate_perfmodel.py), so the first four are held-out checks, but for the two numbers
 the runs set: eager PyTorch's dispatch per operator and autograd factor on a GPU (app/perfmodel/host.py).
 Their own check comes first: both measured on the other runs alone, and each run's batch-1 inference
 and training errors with them and with the values the published rows gave the fit.
@@ -48,7 +51,7 @@ from app.recommender.estimators.modelled import Modelled
 from app.recommender.evidence import LAB, Hardware, Point, catalog_hardware
 from app.recommender.guess import Guess
 
-WAYS = ("model", "transfer", "between")
+WAYS = ("model", "transfer", "between", "twin")
 
 
 def model_entries(run: ReferenceRun) -> list[ReferenceResult]:
@@ -73,6 +76,18 @@ def between(run: ReferenceRun, hardware: Hardware, entry: ReferenceResult) -> li
     others = [p for p in points(run, hardware, r, but=entry.run) if p.precision is r.precision]
     batches = [p.batch_size for p in others]
     return others if batches and min(batches) < r.batch_size < max(batches) else []
+
+
+def twin(
+    run: ReferenceRun, hardware: Hardware, entry: ReferenceResult, others: list[tuple[ReferenceRun, Hardware]]
+) -> list[Point]:
+    """For a 16-bit result, every other machine's points of its workload and task at the twin precision
+    (fp16 for bf16 and back: ``references.TWINS``), the run's own part's other machines among them, and
+    none at its own: what the recommender calibrates a precision nothing measured with. None for others."""
+    r = entry.result
+    other_precision = references.TWINS.get(r.precision)
+    found = points(run, hardware, r, but=entry.run) + [p for other, part in others for p in points(other, part, r)]
+    return [p for p in found if p.precision is other_precision] if other_precision is not None else []
 
 
 def host_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
@@ -166,6 +181,7 @@ def main() -> None:
             config = Config(r.runtime, r.precision, r.batch_size, None, LAB)
             calibration = [p for other, part in others for p in points(other, part, r)]
             own = between(run, hardware, entry)
+            twins = twin(run, hardware, entry, others)
             guesses: dict[str, Guess | None] = {
                 "model": Modelled.estimate(hardware, config, Evidence([], workload=r.workload, task=r.task)),
                 "transfer": Modelled.estimate(hardware, config, Evidence(calibration, workload=r.workload, task=r.task))
@@ -173,6 +189,9 @@ def main() -> None:
                 else None,
                 "between": Modelled.estimate(hardware, config, Evidence(own, workload=r.workload, task=r.task))
                 if own
+                else None,
+                "twin": Modelled.estimate(hardware, config, Evidence(twins, workload=r.workload, task=r.task))
+                if twins
                 else None,
             }
             line = []

@@ -27,7 +27,9 @@ part at a batch between those it measured, the model times the run's ratio drawn
 ``references.between_errors``); its own quantile, the part being the run's. ``gpu-beyond``: a batch
 more than ``references.BEYOND_NEAR`` times beyond every batch a run measured, the model times the run's
 ratio at the nearest (not extrapolated), each result predicted from its own run's other batches
-(``references.beyond_errors``). ``gpu-machine``: a run's
+(``references.beyond_errors``). ``gpu-twin``: fp16 calibrated by bf16 measurements or the other way
+round, where nothing measured the precision asked, each 16-bit result predicted from another machine's
+run at its twin (``references.twin_errors``), no narrower than the leave-one-out band. ``gpu-machine``: a run's
 figure standing for its part, against what another machine with the part measured of the same config
 (``references.machine_errors``), with the published rows of one part's several systems at one config
 (``observations.system_errors``: Lambda's six H100 SXM hosts) beside them. Each band is also measured
@@ -127,13 +129,14 @@ def reference_bands(
     found: list[references.Point], systems: list[bands.Error], params: Params, published: dict[str, float]
 ) -> dict[str, float]:
     """The bands the reference runs measure, each over all its errors and per regime (host- or
-    device-bound, app/perfmodel/bands.py): the model alone's and the transfer's no narrower than the
-    leave-one-out band beside them, the between and beyond bands their own, the machine band with the published
-    sources' ``systems`` of one part beside the runs' machines."""
+    device-bound, app/perfmodel/bands.py): the model alone's, the transfer's and the twin's no narrower
+    than the leave-one-out band beside them, the between and beyond bands their own, the machine band
+    with the published sources' ``systems`` of one part beside the runs' machines."""
     found_bands: dict[str, float] = {}
     for name, errors, beside in (
         ("gpu-uncalibrated", references.model_errors(found, params), "gpu-uncalibrated"),
         ("gpu-transfer", references.transfer_errors(found, params), "gpu"),
+        ("gpu-twin", references.twin_errors(found, params), "gpu"),
         ("gpu-between", references.between_errors(found, params), None),
         ("gpu-beyond", references.beyond_errors(found, params), None),
         ("gpu-machine", references.machine_errors(found, params) + systems, None),

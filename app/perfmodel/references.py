@@ -4,8 +4,9 @@ settled eager PyTorch inference or training result as a case to model beside its
 The model's parameters are never fitted on these; they measure what the published rows cannot show:
 eager PyTorch's host costs on a GPU (app/perfmodel/host.py) and the bands of the figures the runs calibrate
 (scripts/calibrate_perfmodel.py): a part no run measured, calibrated by another part's run
-(``transfer_errors``), a run's own part at a batch between those it measured (``between_errors``), and
-a run's measurement standing for another machine of its part (``machine_errors``). Each error carries the
+(``transfer_errors``), a run's own part at a batch between those it measured (``between_errors``), a
+16-bit precision calibrated by its twin's measurements (``twin_errors``), and a run's measurement
+standing for another machine of its part (``machine_errors``). Each error carries the
 regime the model puts its step in (app/perfmodel/bands.py ``regime``), so each band is measured per regime too.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.catalog.reference import settled_models
-from app.contracts import ReferenceResult, ReferenceRun, Task
+from app.contracts import Precision, ReferenceResult, ReferenceRun, Task
 from app.perfmodel.bands import Error, regime
 from app.perfmodel.device import device
 from app.perfmodel.model import Case, Params, steps
@@ -90,6 +91,38 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
         for other, other_e in measured
         if other.source != p.source and other.vendor == p.vendor
     ]
+
+
+TWINS = {Precision.fp16: Precision.bf16, Precision.bf16: Precision.fp16}
+"""The 16-bit float precisions a GPU runs on the same tensor units, at the same rate on every catalog part
+with both peaks but the MI100. Where nothing measured one on a kind of device, the other's measurements
+calibrate it (app/recommender/estimators/modelled.py): the model reads each precision's own peak, and the
+twin's measured / modelled ratio stands for the stack. ``twin_errors`` measures how far that errs: on the
+H200 run, fp16 convolutions ran up to 1.4x faster than bf16 ones (cuDNN's kernels for the two differ)
+and fp16 GEMMs 3-13% slower."""
+
+
+def twin_errors(found: Sequence[Point], params: Params) -> list[Error]:
+    """log(calibrated / measured) per fp16 or bf16 point and per other machine's run of its vendor (any
+    part) that measured its workload, task and batch at the twin precision (``TWINS``): the model's figure
+    times that run's measured / modelled ratio at the twin, as the recommender calibrates a precision
+    nothing measured. Another machine's only, so the error holds what moves between machines too."""
+    by_config: dict[Config, list[tuple[Point, Error]]] = {}
+    pairs = list(zip(found, model_errors(found, params), strict=True))
+    for p, e in pairs:
+        by_config.setdefault(p.config, []).append((p, e))
+    errors: list[Error] = []
+    for p, e in pairs:
+        workload, task, precision, batch = p.config
+        twin = TWINS.get(Precision(precision))
+        if twin is None:
+            continue
+        errors.extend(
+            Error(e.value - other_e.value, e.regime)
+            for other, other_e in by_config.get((workload, task, twin.value, batch), [])
+            if other.run != p.run and other.vendor == p.vendor
+        )
+    return errors
 
 
 def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:

@@ -55,13 +55,15 @@ def test_a_faster_machine_is_what_the_between_error_measures_and_only_inside_the
     assert all(-1e-9 <= e <= math.log(1.3) + 1e-9 for e in errors if e not in slow)
 
 
-def point(run: str, batch: int, throughput: float, workload: str = "resnet50") -> references.Point:
+def point(
+    run: str, batch: int, throughput: float, workload: str = "resnet50", precision: Precision = Precision.bf16
+) -> references.Point:
     """A made-up H200 eager inference result of ``run`` (its own machine)."""
     part = catalog.get("h200-sxm-141gb")
-    profile = profile_of(workload, Task.infer, Precision.bf16)
-    dev = device(part, Precision.bf16)
+    profile = profile_of(workload, Task.infer, precision)
+    dev = device(part, precision)
     assert profile is not None and dev is not None
-    config = (workload, Task.infer, "bf16", batch)
+    config = (workload, Task.infer, precision.value, batch)
     return references.Point(SOURCE, run, "NVIDIA", config, Case(profile, dev, batch, "torch-eager"), throughput)
 
 
@@ -82,6 +84,28 @@ def test_machine_errors_are_each_machine_predicted_by_each_other_and_a_config_of
     regimes = {round(abs(e.value), 6): e.regime for e in errors}
     assert regimes[round(math.log(300 / 210), 6)] == "host"
     assert regimes[round(math.log(1.01), 6)] == "device"
+
+
+def test_twin_errors_are_each_16_bit_result_calibrated_by_another_machines_run_at_the_other_precision() -> None:
+    params = shipped().of("gpu")
+
+    def at_ratio(run: str, b: int, ratio: float, precision: Precision) -> references.Point:
+        """Machine ``run``'s result at batch ``b``, measured at ``ratio`` times the model's throughput."""
+        case = point(run, b, 1.0, precision=precision).case
+        return point(run, b, b / steps([case], params)[0].seconds * ratio, precision=precision)
+
+    found = [
+        at_ratio("a", 256, 1.3, Precision.fp16),
+        at_ratio("b", 256, 1.0, Precision.bf16),
+        at_ratio("a", 256, 1.1, Precision.bf16),  # its own machine's bf16: not another machine's
+        at_ratio("b", 32, 2.0, Precision.fp16),  # no bf16 at batch 32 anywhere
+        at_ratio("c", 256, 1.0, Precision.fp32),  # fp32 has no twin
+    ]
+    errors = references.twin_errors(found, params)
+    # a's fp16 from b's bf16 ratio (1.0): 1.3x too slow; b's bf16 from a's fp16 ratio: 1.3x too fast
+    assert sorted(round(e.value, 6) for e in errors) == sorted(round(v, 6) for v in (-math.log(1.3), math.log(1.3)))
+    assert {e.regime for e in errors} == {"device"}
+    assert references.TWINS[Precision.fp16] is Precision.bf16 and references.TWINS[Precision.bf16] is Precision.fp16
 
 
 def test_beyond_errors_carry_the_runs_nearest_ratio_only_to_batches_far_beyond_its_own() -> None:

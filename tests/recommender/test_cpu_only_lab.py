@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from app.perfmodel.bands import as_pct
+from app.perfmodel.predict import band_of
 from testkit.factories import Api, run_report
 from testkit.lab import cpu_machine, measured
 
@@ -89,6 +91,27 @@ def test_an_h100_prediction_is_answered_for_every_runtime_and_a_t4_says_why_not_
         "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 8}, headers=headers
     )
     assert refused.status_code == 404 and "no bf16 peak for NVIDIA T4" in refused.json()["detail"]
+
+
+def test_fp16_that_no_run_measured_is_calibrated_by_the_bf16_runs_with_the_twin_band(api: Api) -> None:
+    cpu_only_lab(api)
+    headers = api.bearer(api.token("readonly"))
+    found = {}
+    for precision in ("bf16", "fp16"):
+        # the reference runs measured BERT-base inference in bf16; in fp16 no settled result
+        body = {"catalog_id": "a100-sxm4-80gb", "workload": "bert_base", "task": "infer", "runtime": "torch-eager"}
+        response = api.client.post(
+            "/api/v1/predictions", json={**body, "precision": precision, "batch_size": 256}, headers=headers
+        )
+        assert response.status_code == 200, response.text
+        found[precision] = response.json()
+    fp16, bf16 = found["fp16"], found["bf16"]
+    assert fp16["source"] in REFERENCES and fp16["source"] == bf16["source"]
+    assert "at bf16 (nothing measured fp16: the same tensor units)" in fp16["explanation"]
+    assert "nothing measured" not in bf16["explanation"]
+    # the same tensor units at the same rate on an A100: the bf16 runs' figure, with the twin's wider band
+    assert fp16["throughput_samples_per_s"] == pytest.approx(bf16["throughput_samples_per_s"], rel=0.05)
+    assert fp16["error_pct"] >= as_pct(band_of("gpu-twin")) > bf16["error_pct"]
 
 
 def test_a_config_that_does_not_fit_says_so(api: Api) -> None:

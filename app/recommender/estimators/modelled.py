@@ -7,8 +7,10 @@ devices of the same kind measured over what the model says for them (their measu
 ratio, the geometric mean over devices). A reference run hwadvisor ships counts as one such device
 (app/catalog/reference.py): the model says how parts differ, which is what it was validated on, and
 the measurement says how fast the lab's own stack runs the workload. With no measurement of that
-runtime and precision on that kind of device, the model stands alone (eager PyTorch) with the wider
-band that kind of estimate earned. A calibrated figure's band is the transfer's (``gpu-transfer``:
+runtime and precision on that kind of device, a GPU's fp16 takes bf16's ratio and the other way round
+(their *twin*, app/perfmodel/references.py ``TWINS``: the same tensor units) with the ``gpu-twin`` band at
+least; with none at either, the model stands alone (eager PyTorch) with the wider band that kind of
+estimate earned. A calibrated figure's band is the transfer's (``gpu-transfer``:
 each reference run predicted from another this way, scripts/calibrate_perfmodel.py), or the kind's
 leave-one-part-out band where no such pair exists (CPUs). A published source's configs carry that
 source's stack factor (NGC containers, DALI, fused optimisers) and its traffic factor (the memory
@@ -29,7 +31,7 @@ from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime
-from app.perfmodel.references import at_batch, beyond
+from app.perfmodel.references import TWINS, at_batch, beyond
 from app.recommender.estimators.base import (
     Config,
     Estimator,
@@ -267,10 +269,25 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             hardware.spec.vendor,
             hardware.spec.id,
         )
+        twin = None
+        if correction is None and kind == "gpu" and (twin := TWINS.get(config.precision)) is not None:
+            correction = lab_correction(
+                config.runtime,
+                twin,
+                hardware.ref.kind,
+                evidence,
+                config.batch_size,
+                hardware.spec.vendor,
+                hardware.spec.id,
+            )
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
         far = correction is not None and correction.beyond
         band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
+        if correction is not None and twin is not None:
+            # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
+            band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))
+            calibrated_by += f" at {twin.value} (nothing measured {config.precision.value}: the same tensor units)"
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
         if stack is None:
