@@ -83,7 +83,8 @@ def twin(
 ) -> list[Point]:
     """For a 16-bit result, every other machine's points of its workload and task at the twin precision
     (fp16 for bf16 and back: ``references.TWINS``), the run's own part's other machines among them, and
-    none at its own: what the recommender calibrates a precision nothing measured with. None for others."""
+    none at its own: what the recommender calibrates a precision nothing measured with. None for a result
+    at another precision."""
     r = entry.result
     other_precision = references.TWINS.get(r.precision)
     found = points(run, hardware, r, but=entry.run) + [p for other, part in others for p in points(other, part, r)]
