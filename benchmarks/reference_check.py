@@ -28,7 +28,9 @@ band is made from these very pairs (``references.machine_errors``), so its cover
 (scripts/calibrate_perfmodel.py), so the first four are held-out checks, but for the two numbers
 the runs set: eager PyTorch's dispatch per operator and autograd factor on a GPU (app/perfmodel/host.py).
 Their own check comes first: both measured on the other runs alone, and each run's batch-1 inference
-and training errors with them and with the values the published rows gave the fit.
+and training errors with them and with the values the published rows gave the fit. The very last table,
+``pair``, sets the H200 over the H100 as measured beside the model's, where both runs measured a config
+and the model puts both steps on the GPU: the parts differ only in their memory.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from app.catalog import CatalogHardware, reference
 from app.catalog import load as catalog
 from app.contracts import ReferenceResult, ReferenceRun, Result, Task
 from app.perfmodel import host, references
+from app.perfmodel.bands import regime
+from app.perfmodel.model import steps
 from app.perfmodel.params import shipped as calibration
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.measured import Measured
@@ -155,6 +159,35 @@ def machine_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware
         print(f"  {group:<58}{len(values):>4} {mean_abs:>10.2f} {signed:>+7.0%} {band:>5.0f}% {held:>6.0%}")
 
 
+def pair_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
+    """The H200 over the H100 where both runs measured a config and the model puts both steps on the GPU:
+    the two parts differ only in their memory, so this is how much of such a step follows the bandwidth
+    (docs/ACCURACY.md, "What the two runs say about the model")."""
+    found = references.points(runs, parts)
+    params = calibration().of("gpu")
+    by: dict[references.Config, dict[str, list[tuple[float, float, str]]]] = defaultdict(dict)
+    for p, m in zip(found, steps([p.case for p in found], params), strict=True):
+        which = regime(m.host_s, m.device_s)
+        by[p.config].setdefault(p.case.device.id, []).append((p.throughput, p.case.batch / m.seconds, which))
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for config, measured in by.items():
+        if set(measured) != {"h100-sxm5-80gb", "h200-sxm-141gb"}:
+            continue
+        h100, h200 = measured["h100-sxm5-80gb"], measured["h200-sxm-141gb"]
+        if any(which != "device" for _, _, which in h100 + h200):
+            continue
+        real = statistics.median(t for t, _, _ in h200) / statistics.median(t for t, _, _ in h100)
+        model = h200[0][1] / h100[0][1]
+        for group in ("all", f"{config[1].value} {config[2]}"):
+            groups[group].append((math.log(real), math.log(model)))
+    print("pair: the H200 over the H100 where both measured a config and the model puts both steps on the GPU")
+    print(f"  {'group':<14}{'n':>4} {'measured':>9} {'model':>7}")
+    for group, values in sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+        real = math.exp(statistics.fmean(r for r, _ in values))
+        model = math.exp(statistics.fmean(m for _, m in values))
+        print(f"  {group:<14}{len(values):>4} {real:>8.2f}x {model:>6.2f}x")
+
+
 def fitted_dispatch() -> float:
     """The GPU dispatch the fit on published rows gave, before the reference runs measured it."""
     return calibration().fitted_dispatch.get("gpu", calibration().of("gpu")["dispatch_eager_s"])
@@ -235,6 +268,7 @@ def main() -> None:
             n = len(groups[(group, "model")])
             print(f"  {group:<18}{n:>4}" + "".join(cells))
     machine_check(runs, parts)
+    pair_check(runs, parts)
 
 
 if __name__ == "__main__":
