@@ -13,7 +13,7 @@ regime the model puts its step in (app/perfmodel/bands.py ``regime``), so each b
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
@@ -81,16 +81,7 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
     """log(transferred / measured) per point and per other run of its vendor that measured its config:
     the other run's measurement times the model's ratio between the two parts, as the recommender
     calibrates a part no run measured (app/recommender/estimators/modelled.py, ``lab_correction``)."""
-    by_config: dict[Config, list[tuple[Point, Error]]] = {}
-    for p, e in zip(found, model_errors(found, params), strict=True):
-        by_config.setdefault(p.config, []).append((p, e))
-    return [
-        Error(e.value - other_e.value, e.regime)
-        for measured in by_config.values()
-        for p, e in measured
-        for other, other_e in measured
-        if other.source != p.source and other.vendor == p.vendor
-    ]
+    return _carried(found, params, lambda config: config, lambda p, other: other.source != p.source)
 
 
 TWINS = {Precision.fp16: Precision.bf16, Precision.bf16: Precision.fp16}
@@ -107,22 +98,35 @@ def twin_errors(found: Sequence[Point], params: Params) -> list[Error]:
     part) that measured its workload, task and batch at the twin precision (``TWINS``): the model's figure
     times that run's measured / modelled ratio at the twin, as the recommender calibrates a precision
     nothing measured. Another machine's only, so the error holds what moves between machines too."""
-    by_config: dict[Config, list[tuple[Point, Error]]] = {}
+
+    def at_twin(config: Config) -> Config | None:
+        workload, task, precision, batch = config
+        twin = TWINS.get(Precision(precision))
+        return (workload, task, twin.value, batch) if twin is not None else None
+
+    return _carried(found, params, at_twin, lambda p, other: other.run != p.run)
+
+
+def _carried(
+    found: Sequence[Point],
+    params: Params,
+    calibrating: Callable[[Config], Config | None],
+    counts: Callable[[Point, Point], bool],
+) -> list[Error]:
+    """log(calibrated / measured) per point and per other point of its vendor at the config
+    ``calibrating`` names for it (none where it names none) that ``counts``: the model's figure times the
+    other point's measured / modelled ratio, as the recommender carries a lab correction."""
     pairs = list(zip(found, model_errors(found, params), strict=True))
+    by_config: dict[Config, list[tuple[Point, Error]]] = {}
     for p, e in pairs:
         by_config.setdefault(p.config, []).append((p, e))
-    errors: list[Error] = []
-    for p, e in pairs:
-        workload, task, precision, batch = p.config
-        twin = TWINS.get(Precision(precision))
-        if twin is None:
-            continue
-        errors.extend(
-            Error(e.value - other_e.value, e.regime)
-            for other, other_e in by_config.get((workload, task, twin.value, batch), [])
-            if other.run != p.run and other.vendor == p.vendor
-        )
-    return errors
+    return [
+        Error(e.value - other_e.value, e.regime)
+        for p, e in pairs
+        if (config := calibrating(p.config)) is not None
+        for other, other_e in by_config.get(config, [])
+        if other.vendor == p.vendor and counts(p, other)
+    ]
 
 
 def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
