@@ -260,26 +260,17 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         return None
     kind = modelled.band_kind
     if config.source == LAB:
-        correction = lab_correction(
-            config.runtime,
-            config.precision,
-            hardware.ref.kind,
-            evidence,
-            config.batch_size,
-            hardware.spec.vendor,
-            hardware.spec.id,
-        )
-        twin = None
-        if correction is None and kind == "gpu" and (twin := TWINS.get(config.precision)) is not None:
-            correction = lab_correction(
-                config.runtime,
-                twin,
-                hardware.ref.kind,
-                evidence,
-                config.batch_size,
-                hardware.spec.vendor,
-                hardware.spec.id,
+        vendor, part = hardware.spec.vendor, hardware.spec.id
+
+        def measured_at(precision: Precision) -> LabCorrection | None:
+            return lab_correction(
+                config.runtime, precision, hardware.ref.kind, evidence, config.batch_size, vendor, part
             )
+
+        correction = measured_at(config.precision)
+        twin = TWINS.get(config.precision) if correction is None and kind == "gpu" else None
+        if twin is not None:
+            correction = measured_at(twin)
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
         far = correction is not None and correction.beyond
         band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
