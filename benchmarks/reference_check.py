@@ -28,9 +28,12 @@ band is made from these very pairs (``references.machine_errors``), so its cover
 (scripts/calibrate_perfmodel.py), so the first four are held-out checks, but for the two numbers
 the runs set: eager PyTorch's dispatch per operator and autograd factor on a GPU (app/perfmodel/host.py).
 Their own check comes first: both measured on the other runs alone, and each run's batch-1 inference
-and training errors with them and with the values the published rows gave the fit. The very last table,
-``pair``, sets the H200 over the H100 as measured beside the model's, where both runs measured a config
-and the model puts both steps on the GPU: the parts differ only in their memory.
+and training errors with them and with the values the published rows gave the fit. Then the eager
+stream rate's (app/perfmodel/stream.py), which the runs set too: measured on the inference pairs and
+checked on the training pairs, the other way round, and each workload's pairs from the others'. The very
+last table, ``pair``, sets the H200 over the H100 as measured beside the model's, where both runs measured
+a config and the model puts both steps on the GPU: the parts differ only in their memory. The stream
+rate is measured on these very ratios, so that table is in sample.
 """
 
 from __future__ import annotations
@@ -39,13 +42,13 @@ import argparse
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from app.catalog import CatalogHardware, reference
 from app.catalog import load as catalog
 from app.contracts import ReferenceResult, ReferenceRun, Result, Task
-from app.perfmodel import host, references
+from app.perfmodel import host, references, stream
 from app.perfmodel.bands import regime
 from app.perfmodel.model import steps
 from app.perfmodel.params import shipped as calibration
@@ -180,12 +183,43 @@ def pair_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) 
         model = h200[0][1] / h100[0][1]
         for group in ("all", f"{config[1].value} {config[2]}"):
             groups[group].append((math.log(real), math.log(model)))
-    print("pair: the H200 over the H100 where both measured a config and the model puts both steps on the GPU")
+    print(
+        "pair: the H200 over the H100 where both measured a config and the model puts both steps on the GPU "
+        "(in sample: the stream rate is measured on these ratios)"
+    )
     print(f"  {'group':<14}{'n':>4} {'measured':>9} {'model':>7}")
     for group, values in sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0])):
         real = math.exp(statistics.fmean(r for r, _ in values))
         model = math.exp(statistics.fmean(m for _, m in values))
         print(f"  {group:<14}{len(values):>4} {real:>8.2f}x {model:>6.2f}x")
+
+
+def stream_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
+    """The eager stream rate measured on some of the pairs and checked on the others: on the inference
+    pairs and the training pairs, the other way round, and each workload's from the others'."""
+    found = references.points(runs, parts)
+    shipped = calibration().of("gpu")
+    unlimited = stream.with_stream(shipped, 0.0)
+    chosen = stream.pairs(found, unlimited)
+    print(
+        f"stream rate shipped: {shipped.stream:.3g} bytes per SM per clock (measured on {len(chosen)} configs two "
+        "parts measured on the GPU); the checked pairs' mean |log err| of the ratio without it -> with the rate "
+        "measured on the others:"
+    )
+    splits: list[tuple[str, Callable[[stream.Pair], bool]]] = [
+        (f"{task.value} from the other task's", lambda p, task=task: p.config[1] is task)
+        for task in (Task.infer, Task.train)
+    ]
+    workloads = sorted({p.config[0] for p in chosen})
+    splits += [(f"{w} from the other workloads'", lambda p, w=w: p.config[0] == w) for w in workloads]
+    for label, checked in splits:
+        held = [p for p in chosen if checked(p)]
+        rate = stream.fitted([p for p in chosen if not checked(p)], unlimited)
+        if not held or rate is None:
+            continue
+        before = stream.ratio_errors(held, unlimited)
+        after = stream.ratio_errors(held, stream.with_stream(unlimited, rate))
+        print(f"  {label:<40}{len(held):>4} pairs, {rate:5.1f}: {_summary(before)} -> {_summary(after)}")
 
 
 def fitted_dispatch() -> float:
@@ -204,6 +238,7 @@ def main() -> None:
     parts = {e.id: e for e in catalog()}
     runs = reference.shipped()
     host_check(runs, parts)
+    stream_check(runs, parts)
     for run in runs:
         hardware = catalog_hardware(parts[run.hardware_id])
         others = [(other, catalog_hardware(parts[other.hardware_id])) for other in runs if other is not run]

@@ -13,9 +13,10 @@ source's stack factor; ``*-uncalibrated``: without any, what a prediction for a 
 calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
 
 hwadvisor's own reference runs (app/catalog/data/reference/, eager PyTorch on GPUs it was lent) are
-not in the fit. They set the two numbers the published runs cannot see, eager PyTorch's host costs
+not in the fit. They set the numbers the published runs cannot see, eager PyTorch's host costs
 (app/perfmodel/host.py): the GPU's ``dispatch_eager_s`` (written over the fitted one) and the autograd
-factor; and, with them, measure two more kinds of error (app/perfmodel/references.py).
+factor; the eager stream rate, from the configs two parts measured (app/perfmodel/stream.py), after which
+the host costs are measured again; and, with them, measure more kinds of error (app/perfmodel/references.py).
 ``gpu-transfer``: a part predicted as the recommender does for a GPU no run measured, the model's
 ratio between it and a reference run's part times that run's measurement
 (app/recommender/estimators/modelled.py, ``lab_correction``), each run predicted from each other run
@@ -48,7 +49,7 @@ from pathlib import Path
 
 from app.catalog import load, reference
 from app.catalog.published import shipped as published
-from app.perfmodel import bands, host, references
+from app.perfmodel import bands, host, references, stream
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS, Params
 from app.perfmodel.observations import from_public, median_per_part, system_errors
@@ -79,6 +80,7 @@ def calibrate() -> dict[str, object]:
     counts: dict[str, int] = {}
     eager: dict[str, float] = {}
     measured_autograd: dict[str, float] = {}
+    measured_stream: dict[str, float] = {}
     fitted_dispatch: dict[str, float] = {}
     for kind in ("gpu", "cpu"):
         systems_seen = published_systems(kind)
@@ -105,6 +107,10 @@ def calibrate() -> dict[str, object]:
         if kind == "gpu":
             found = references.points(reference.shipped(), {e.id: e for e in load()})
             shipped_params = host.measured(found, fitted.params)
+            rate = stream.measured(found, shipped_params)
+            if rate is not None:  # the host costs again, on steps whose kernels now stream at the rate
+                shipped_params = host.measured(found, stream.with_stream(shipped_params, rate))
+                measured_stream[kind] = _round(rate)
             if shipped_params["dispatch_eager_s"] != fitted.params["dispatch_eager_s"]:
                 fitted_dispatch[kind] = params[kind]["dispatch_eager_s"]
                 params[kind]["dispatch_eager_s"] = _round(shipped_params["dispatch_eager_s"])
@@ -120,6 +126,7 @@ def calibrate() -> dict[str, object]:
         "bands": dict(sorted(found_bands.items())),
         "eager_kernel": eager,
         "autograd": measured_autograd,
+        "stream": measured_stream,
         "fitted_dispatch": fitted_dispatch,
         "observations": counts,
     }

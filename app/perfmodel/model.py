@@ -5,7 +5,8 @@ For each bucket (operators of one class and a similar arithmetic intensity, app/
 at batch ``n``, with F its FLOPs, Q its bytes and K its kernels::
 
     compute = (F + K * half_work * units) / (efficiency[class] * peak)
-    memory  = Q / (memory_efficiency * bandwidth * (1 + cache_gain * min(1, cache / (Q / K))))
+    memory  = Q / min(memory_efficiency * bandwidth * (1 + cache_gain * min(1, cache / (Q / K))),
+                      stream * units * clock)          (the stream term: eager PyTorch on a GPU alone)
     bucket  = compute + memory                          (SHARPNESS: chosen by leave-one-out)
 
 ``peak`` is the matrix-unit peak of the precision for convolutions, GEMMs, attention and recurrent
@@ -13,7 +14,9 @@ cells, and the plain vector rate for everything else (a GPU's SMs x clock, app/p
 on a GPU both are scaled by the share of its boost clock its power per SM sustains (``sustained_clock``).
 ``half_work`` is the work per unit (SM or core) at which a kernel reaches half its efficiency: a
 batch-1 convolution cannot fill 132 SMs. The cache term lets a kernel whose working set fits the
-last-level cache run faster than DRAM allows (the RTX 4090's 72 MB L2).
+last-level cache run faster than DRAM allows (the RTX 4090's 72 MB L2). An eager PyTorch kernel on a
+GPU streams no more than the *eager stream rate* of bytes per SM per clock (``Params.stream``,
+measured on hwadvisor's reference runs): on Hopper its SMs, not the DRAM, bound its memory-bound kernels.
 
 A published stack's runs carry a *traffic factor* ``t`` (app/perfmodel/calibrate.py): every bucket's
 bytes and the FLOPs of its non-matrix buckets are multiplied by ``t``. NGC's containers (DALI, AMP
@@ -142,6 +145,14 @@ class Params:
     of it backward, both on the host. Not fitted with the rest (the published training runs keep their
     GPUs busy and cannot see it): measured on hwadvisor's GPU reference runs (app/perfmodel/host.py).
     1 where it was not measured (CPUs)."""
+    stream: float = 0.0
+    """The *eager stream rate*: the bytes per SM per clock an eager PyTorch (EAGER_RUNTIME) kernel on a
+    GPU moves at most, whatever the DRAM and the L2 could feed it. A kernel keeps only so many loads in
+    flight per SM, so its bandwidth is that many bytes over the memory's latency (Little's law): an SM
+    side limit that an H200, with the H100's SMs and clock and 1.43x its bandwidth, shows by running
+    eager steps only 1.07x as fast. Not fitted with the rest (NGC's published stacks, channels-last and
+    fused, show none): measured on the reference runs' pairs of parts (app/perfmodel/stream.py).
+    0 where it was not measured: no limit."""
 
     def __getitem__(self, name: str) -> float:
         return self.values[name]
@@ -242,10 +253,10 @@ def evaluate(
     training: Array,
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager
-    dispatch; ``eager`` is 1 where the eager kernel factor applies (EAGER_RUNTIME); ``traffic`` is the
-    case's traffic factor (1 for eager PyTorch as profiled); ``relayout`` is 1 where a case's convolutions
-    are transposed to NHWC and back (``RELAYOUT_BYTES``); ``training`` is 1 where the autograd factor
-    applies (an eager PyTorch training step)."""
+    dispatch; ``eager`` is 1 where the eager kernel factor and, on a GPU, the eager stream rate apply
+    (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
+    ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
+    ``training`` is 1 where the autograd factor applies (an eager PyTorch training step)."""
     i = cols.case
     relaid = np.zeros(len(i), dtype=bool)
     if relayout.any():  # only GPU cases at half precision: spare the others the pass over the classes
@@ -266,7 +277,11 @@ def evaluate(
     compute = (flops + launched * params["half_work"] * units[i]) / (efficiency * peak)
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
-    memory = moved / (min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits))
+    fed = min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits)
+    if params.stream > 0:  # an eager kernel on a GPU streams no faster than its SMs keep loads in flight
+        streamed = params.stream * units * clock_hz * sustained
+        fed = np.where((eager[i] > 0) & (clock_hz[i] > 0), np.minimum(fed, streamed[i]), fed)
+    memory = moved / fed
     bucket = _smooth_max(compute, memory, SHARPNESS)
     kernels = np.bincount(i, launched, n)
     device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]

@@ -2,9 +2,9 @@
 
 scripts/calibrate_perfmodel.py writes the file from the published results shipped with the
 package (and the lab results it is given); benchmarks/accuracy.py measures how good they are. The
-file holds, per kind of device, the model's parameters, eager kernel factor and autograd factor,
-each source's stack factor, each source family's traffic factors, and the bands (absolute log errors
-at 90% coverage) that leave-one-part-out and the reference runs gave each kind of estimate.
+file holds, per kind of device, the model's parameters, eager kernel factor, autograd factor and
+eager stream rate, each source's stack factor, each source family's traffic factors, and the bands
+(absolute log errors at 90% coverage) that leave-one-part-out and the reference runs gave each kind of estimate.
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ class Calibration(BaseModel):
         description="Per kind: eager PyTorch training's host cost per operator over inference's, measured on "
         "hwadvisor's reference runs (app/perfmodel/host.py); 1 where absent.",
     )
+    stream: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind: the eager stream rate, bytes per SM per clock an eager PyTorch kernel moves at most, "
+        "measured on hwadvisor's reference runs (app/perfmodel/stream.py); no limit where absent.",
+    )
     fitted_dispatch: dict[str, float] = Field(
         default_factory=dict,
         description="Per kind whose ``dispatch_eager_s`` the reference runs measured (app/perfmodel/host.py): "
@@ -54,7 +59,11 @@ class Calibration(BaseModel):
         fitted = self.params.get(kind, {})
         values = {p: fitted.get(p, PRIORS[kind][p][0]) for p in PARAMETERS}
         return Params(
-            kind, values, eager_kernel=self.eager_kernel.get(kind, 1.0), autograd=self.autograd.get(kind, 1.0)
+            kind,
+            values,
+            eager_kernel=self.eager_kernel.get(kind, 1.0),
+            autograd=self.autograd.get(kind, 1.0),
+            stream=self.stream.get(kind, 0.0),
         )
 
 

@@ -314,3 +314,25 @@ def test_a_conformal_band_holds_about_ninety_percent_of_new_errors(n: int, seed:
 
 def test_too_few_errors_give_no_band() -> None:
     assert bands.quantile([0.1] * 5) is None and bands.quantile([]) is None
+
+
+def test_the_eager_stream_rate_bounds_eager_pytorchs_memory_time_on_a_gpu_alone() -> None:
+    clocked = Device("toy-gpu", "Toy GPU", "gpu", 300e12, 40e12, 4e12, 50e6, 100, 400.0, 100.0, 400.0, clock_hz=2e9)
+    limited = Params("gpu", PARAMS.values, stream=8.0)  # 8 B x 100 SMs x 2 GHz = 1.6 TB/s, under the 4 TB/s DRAM
+    cpu = Device("toy-cpu", "Toy CPU", "cpu", 4e12, 4e12, 3e11, 3e8, 64, 300.0, None, None)
+    cpu_params = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})
+    assert step(profile(), cpu, 8, Params("cpu", cpu_params.values, stream=8.0), runtime="torch-eager") == step(
+        profile(), cpu, 8, cpu_params, runtime="torch-eager"
+    )
+    for runtime in ("onnxruntime-cuda", "pytorch-ngc"):  # a graph runtime, a published stack: no limit
+        unchanged = step(profile(), clocked, 64, PARAMS, runtime=runtime)
+        assert step(profile(), clocked, 64, limited, runtime=runtime) == unchanged
+    before = step(profile(), clocked, 64, PARAMS, runtime="torch-eager")
+    after = step(profile(), clocked, 64, limited, runtime="torch-eager")
+    sustained = min(1.0, PARAMS["sm_hz_per_w"] * 400.0 / 100 / 2e9)
+    assert after.memory_s >= after.bytes / (8.0 * 100 * 2e9 * sustained) * (1 - 1e-9)
+    assert after.memory_s > before.memory_s and after.compute_s == before.compute_s
+    assert after.host_s == before.host_s and after.bytes == before.bytes
+    # a rate above what the DRAM feeds changes nothing
+    generous = Params("gpu", PARAMS.values, stream=1e4)
+    assert step(profile(), clocked, 64, generous, runtime="torch-eager") == before
