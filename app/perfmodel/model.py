@@ -173,6 +173,9 @@ class Breakdown:
     """Achieved FLOP/s over the matrix peak (the units the heavy operators run on)."""
     utilisation_memory: float
     bound: str = field(default="compute")
+    streamed_s: float = 0.0
+    """The part of ``memory_s`` moved at the eager stream rate (``Params.stream``) rather than at the
+    DRAM's: where the SMs, not the memory, bound an eager GPU step's memory-bound kernels."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,9 +281,11 @@ def evaluate(
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
     fed = min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits)
+    at_stream = np.zeros(len(i), dtype=bool)
     if params.stream > 0:  # an eager kernel on a GPU streams no faster than its SMs keep loads in flight
         streamed = params.stream * units * clock_hz * sustained
-        fed = np.where((eager[i] > 0) & (clock_hz[i] > 0), np.minimum(fed, streamed[i]), fed)
+        at_stream = (eager[i] > 0) & (clock_hz[i] > 0) & (streamed[i] < fed)
+        fed = np.where(at_stream, streamed[i], fed)
     memory = moved / fed
     bucket = _smooth_max(compute, memory, SHARPNESS)
     kernels = np.bincount(i, launched, n)
@@ -295,6 +300,7 @@ def evaluate(
         "seconds": seconds,
         "compute": np.bincount(i, compute, n),
         "memory": np.bincount(i, memory, n),
+        "streamed": np.bincount(i, np.where(at_stream, memory, 0.0), n),
         "device": device,
         "host": host,
         "flops": np.bincount(i, flops, n),
@@ -417,6 +423,7 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
                 utilisation_compute=min(1.0, float(out["matrix_flops"][n]) / seconds / figures["matrix"][n]),
                 utilisation_memory=min(1.0, float(out["bytes"][n]) / seconds / figures["bandwidth"][n]),
                 bound="host" if host > device_s else "compute" if compute >= memory else "memory",
+                streamed_s=float(out["streamed"][n]),
             )
         )
     return found

@@ -98,10 +98,16 @@ def _roofline(f: Figures) -> str:
 
 def _modelled(f: Figures) -> str:
     bound = {"host": "host-bound (per-operator dispatch)", "compute": "compute-bound", "memory": "memory-bound"}
+    streamed = f.get("streamed_ms") or 0.0
+    at_sms = (
+        f", {streamed:,.2f} of it at the SMs' eager stream rate, not the DRAM's"
+        if streamed >= 0.5 * f["memory_ms"] > 0
+        else ""
+    )
     return (
         f"modelled from the {f['workload']} operator profile on the catalog's specs: "
         f"{bound.get(f['bound'], f['bound'])}, step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f} ms, "
-        f"memory {f['memory_ms']:,.2f} ms, host {f['host_ms']:,.2f} ms), calibrated by {f['calibrated_by']}"
+        f"memory {f['memory_ms']:,.2f} ms{at_sms}, host {f['host_ms']:,.2f} ms), calibrated by {f['calibrated_by']}"
         f"{' at batches far from this one' if f.get('beyond') else ''}; "
         f"band ±{f['error_pct']:.0f}% (90% of out-of-sample errors)"
     )

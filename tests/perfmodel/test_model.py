@@ -332,6 +332,7 @@ def test_the_eager_stream_rate_bounds_eager_pytorchs_memory_time_on_a_gpu_alone(
     sustained = min(1.0, PARAMS["sm_hz_per_w"] * 400.0 / 100 / 2e9)
     assert after.memory_s >= after.bytes / (8.0 * 100 * 2e9 * sustained) * (1 - 1e-9)
     assert after.memory_s > before.memory_s and after.compute_s == before.compute_s
+    assert before.streamed_s == 0.0 < after.streamed_s <= after.memory_s
     assert after.host_s == before.host_s and after.bytes == before.bytes
     # a rate above what the DRAM feeds changes nothing
     generous = Params("gpu", PARAMS.values, stream=1e4)

@@ -114,6 +114,24 @@ def test_fp16_that_no_run_measured_is_calibrated_by_the_bf16_runs_with_the_twin_
     assert fp16["error_pct"] >= as_pct(band_of("gpu-twin")) > bf16["error_pct"]
 
 
+def test_a_part_whose_dram_outruns_its_sms_says_its_eager_kernels_stream_at_the_sms_rate(api: Api) -> None:
+    headers = api.bearer(api.token("readonly"))
+    found = {}
+    for part in ("b200-sxm-180gb", "l40s"):
+        body = {"catalog_id": part, "workload": "resnet50", "task": "infer", "runtime": "torch-eager"}
+        response = api.client.post(
+            "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 256}, headers=headers
+        )
+        assert response.status_code == 200, response.text
+        found[part] = response.json()
+    # 8 TB/s of HBM3e over 148 SMs: the eager stream rate, not the DRAM, bounds the memory-bound kernels
+    modelled = next(w for w in found["b200-sxm-180gb"]["why"] if w["code"] == "modelled")
+    assert modelled["figures"]["streamed_ms"] >= 0.5 * modelled["figures"]["memory_ms"] > 0
+    assert "at the SMs' eager stream rate, not the DRAM's" in found["b200-sxm-180gb"]["explanation"]
+    # an L40S's GDDR6 feeds its SMs less than they could stream
+    assert "eager stream rate" not in found["l40s"]["explanation"]
+
+
 def test_a_config_that_does_not_fit_says_so(api: Api) -> None:
     body = {"catalog_id": "rtx-4090", "workload": "fcn_s", "task": "train", "runtime": "torch-eager"}
     response = api.client.post(

@@ -298,6 +298,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             # the step's parts as calibrated, like the step: each scaled by the same factor
             "compute_ms": b.compute_s * 1000 / factor,
             "memory_ms": b.memory_s * 1000 / factor,
+            "streamed_ms": b.streamed_s * 1000 / factor,
             "host_ms": b.host_s * 1000 / factor,
             "step_ms": seconds * 1000,
             "calibrated_by": calibrated_by,
