@@ -7,7 +7,7 @@ H100 and the model without a stream rate said 1.18x: it gives eager's memory-bou
 norms, elementwise operators, casts, layout transposes) the DRAM's rate, and on the H200 those
 kernels do not get it. The H200's kernels show why (benchmarks/data/gpu_truth/
 h200-2026-11-26-infer-kernels.txt, ResNet-50 inference at batch 256): its batch norms moved their
-tensors at 1.4-2.3 TB/s, a third to a half of what the copy kernel reached. A kernel keeps only so
+tensors at 1.4 (bf16) to 2.4 TB/s (fp32), a third to a half of what the copy kernel reached. A kernel keeps only so
 many loads in flight per SM, and that over the memory's latency is its bandwidth (Little's law): a
 limit of the SMs, the same on both parts.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 
@@ -41,7 +41,8 @@ GRID = tuple(float(b) for b in np.exp(np.linspace(math.log(2.0), math.log(64.0),
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """One config two parts measured, both steps on the GPU in the model."""
+    """One config two parts measured, both steps on the GPU in the model; ``first`` is the part whose
+    catalog id sorts first."""
 
     config: Config
     first: Case
@@ -93,7 +94,7 @@ def fitted(chosen: Sequence[Pair], params: Params) -> float | None:
     return min(GRID, key=cost)
 
 
-def measured(found: Sequence[Point], params: Params, keep: Callable[[Pair], bool] = lambda _: True) -> float | None:
-    """The stream rate the pairs of ``found`` (those ``keep`` takes) measure, with ``params`` choosing
-    which steps are on the GPU; None where no two parts measured a config."""
-    return fitted([p for p in pairs(found, params) if keep(p)], params)
+def measured(found: Sequence[Point], params: Params) -> float | None:
+    """The stream rate the pairs of ``found`` measure, with ``params`` choosing which steps are on the
+    GPU; None where no two parts measured a config."""
+    return fitted(pairs(found, params), params)
