@@ -147,12 +147,12 @@ class Params:
     1 where it was not measured (CPUs)."""
     stream: float = 0.0
     """The *eager stream rate*: the bytes per SM per clock an eager PyTorch (EAGER_RUNTIME) kernel on a
-    GPU moves at most, whatever the DRAM and the L2 could feed it. A kernel keeps only so many loads in
-    flight per SM, so its bandwidth is that many bytes over the memory's latency (Little's law): an SM
-    side limit that an H200, with the H100's SMs and clock and 1.43x its bandwidth, shows by running
-    eager steps only 1.07x as fast. Not fitted with the rest (NGC's published stacks, channels-last and
-    fused, show none): measured on the reference runs' pairs of parts (app/perfmodel/stream.py).
-    0 where it was not measured: no limit."""
+    GPU moves at most, whatever the DRAM and the L2 could feed it: an SM-side limit (what a kernel keeps
+    in flight per SM, or does per element on the way, as an NCHW batch norm), which an H200, with the
+    H100's SMs and clock and 1.43x its bandwidth, shows by running eager steps only 1.07x as fast. One
+    rate for every eager kernel, an average over kernels that differ. Not fitted with the rest (NGC's
+    published stacks, channels-last and fused, show none): measured on the reference runs' pairs of
+    parts (app/perfmodel/stream.py). 0 where it was not measured: no limit."""
 
     def __getitem__(self, name: str) -> float:
         return self.values[name]

@@ -6,10 +6,12 @@ Where both runs measured a config and the model puts both steps on the GPU, the 
 H100 and the model without a stream rate said 1.18x: it gives eager's memory-bound kernels (batch
 norms, elementwise operators, casts, layout transposes) the DRAM's rate, and on the H200 those
 kernels do not get it. The H200's kernels show why (benchmarks/data/gpu_truth/
-h200-2026-11-26-infer-kernels.txt, ResNet-50 inference at batch 256): its batch norms moved their
-tensors at 1.4 (bf16) to 2.4 TB/s (fp32), a third to a half of what the copy kernel reached. A kernel keeps only so
-many loads in flight per SM, and that over the memory's latency is its bandwidth (Little's law): a
-limit of the SMs, the same on both parts.
+h200-2026-11-26-infer-kernels.txt, the profile's bytes of a class over its kernels' time at batch 128
+and 256): the batch norms moved 5 (bf16) to 9 (fp32) bytes per SM per clock, 1.4-2.4 TB/s, about 1.2
+elements per SM per clock in either precision; the elementwise kernels 14-16.5, 4.3 TB/s, as fast as the
+copy kernel, 88% of the DRAM. What bounds the batch norms is the SMs (what a kernel keeps in flight per
+SM, or does per element on the way), the same on both parts. One rate for every eager kernel is an
+average over such kernels; a rate per class would need the H100's kernels as well as the H200's.
 
 So the stream rate is measured on ratios: per config that two parts both measured (each part's
 median over its machines) and the model puts on the GPU for both, log(the first part's throughput over
