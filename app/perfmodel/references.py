@@ -41,6 +41,8 @@ class Point:
     case: Case
     throughput: float
     """Measured samples per second."""
+    architecture: str | None = None
+    """The part's architecture (the catalog's: ``hopper``), where known."""
 
 
 def points(runs: Iterable[ReferenceRun], catalog: Mapping[str, CatalogHardware]) -> list[Point]:
@@ -60,7 +62,7 @@ def _point(run: ReferenceRun, entry: ReferenceResult, catalog: Mapping[str, Cata
         return None
     config = (r.workload, r.task, r.precision.value, r.batch_size)
     case = Case(profile, dev, r.batch_size, EAGER)
-    return Point(run.source, entry.run, spec.vendor, config, case, r.throughput_samples_per_s)
+    return Point(run.source, entry.run, spec.vendor, config, case, r.throughput_samples_per_s, spec.architecture)
 
 
 def model_errors(found: Sequence[Point], params: Params) -> list[Error]:

@@ -13,8 +13,8 @@ copy kernel, 88% of the DRAM. What bounds the batch norms is the SMs (what a ker
 SM, or does per element on the way), the same on both parts. One rate for every eager kernel is an
 average over such kernels; a rate per class would need the H100's kernels as well as the H200's.
 
-So the stream rate is measured on ratios: per config that two parts both measured (each part's
-median over its machines) and the model puts on the GPU for both, log(the first part's throughput over
+So the stream rate is measured on ratios: per config that two parts of one architecture both measured
+(each part's median over its machines) and the model puts on the GPU for both, log(the first part's throughput over
 the second's), measured against modelled; the rate is the one value on a grid of 2 to 64 bytes per SM
 per clock that makes them agree best (least squares). A ratio does not read the level: the kernels'
 efficiencies, which the published fit sets, cancel between two parts that run the same kernels, so
@@ -59,8 +59,9 @@ def with_stream(params: Params, rate: float) -> Params:
 
 
 def pairs(found: Sequence[Point], params: Params) -> list[Pair]:
-    """Every config two parts of ``found`` measured where ``params`` puts every measured step of both on
-    the GPU (a host-bound step's ratio is the hosts', not the parts'), each pair of parts once."""
+    """Every config two parts of one architecture in ``found`` measured where ``params`` puts every
+    measured step of both on the GPU, each pair of parts once. A host-bound step's ratio is the hosts',
+    not the parts'; two architectures run other kernels, whose efficiencies would not cancel."""
     modelled = steps([p.case for p in found], params)
     by: dict[Config, dict[str, list[tuple[Point, bool]]]] = defaultdict(lambda: defaultdict(list))
     for p, m in zip(found, modelled, strict=True):
@@ -68,7 +69,8 @@ def pairs(found: Sequence[Point], params: Params) -> list[Pair]:
     found_pairs = []
     for config, parts in sorted(by.items(), key=lambda kv: repr(kv[0])):
         for a, b in combinations(sorted(parts), 2):
-            if not all(on_gpu for _, on_gpu in parts[a] + parts[b]):
+            architecture = {p.architecture for p, _ in parts[a] + parts[b]}
+            if len(architecture) != 1 or None in architecture or not all(on for _, on in parts[a] + parts[b]):
                 continue
             first = statistics.median(p.throughput for p, _ in parts[a])
             second = statistics.median(p.throughput for p, _ in parts[b])

@@ -24,7 +24,7 @@ def test_the_rate_that_made_the_ratios_is_recovered_whatever_the_level() -> None
         assert rate == pytest.approx(12.0, rel=0.04)  # the grid's step is 3.5%
 
 
-def test_only_configs_two_parts_measured_on_the_gpu_are_pairs() -> None:
+def test_only_configs_two_parts_of_one_architecture_measured_on_the_gpu_are_pairs() -> None:
     params = shipped().of("gpu")
     found = reference_points()
     chosen = stream.pairs(found, params)
@@ -32,6 +32,11 @@ def test_only_configs_two_parts_measured_on_the_gpu_are_pairs() -> None:
     for pair in chosen:
         assert pair.first.device.id < pair.second.device.id
         assert pair.first.batch == pair.second.batch >= 64  # batch 1 and 32 wait on the host
+    # two architectures run other kernels: their ratio is not the memory's alone
+    other = [
+        replace(p, architecture="blackwell") if p.case.device.id == chosen[0].second.device.id else p for p in found
+    ]
+    assert stream.pairs(other, params) == []
     one_part = [p for p in found if p.case.device.id == found[0].case.device.id]
     assert stream.pairs(one_part, params) == []
     assert stream.measured(one_part, params) is None
