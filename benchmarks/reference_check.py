@@ -49,8 +49,6 @@ from app.catalog import CatalogHardware, reference
 from app.catalog import load as catalog
 from app.contracts import ReferenceResult, ReferenceRun, Result, Task
 from app.perfmodel import host, references, stream
-from app.perfmodel.bands import regime
-from app.perfmodel.model import steps
 from app.perfmodel.params import shipped as calibration
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.measured import Measured
@@ -163,26 +161,20 @@ def machine_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware
 
 
 def pair_check(runs: Sequence[ReferenceRun], parts: dict[str, CatalogHardware]) -> None:
-    """The H200 over the H100 where both runs measured a config and the model puts both steps on the GPU:
-    the two parts differ only in their memory, so this is how much of such a step follows the bandwidth
-    (docs/ACCURACY.md, "What the two runs say about the model")."""
-    found = references.points(runs, parts)
+    """The H200 over the H100 where both runs measured a config and the model puts both steps on the GPU
+    (``stream.pairs``): the two parts differ only in their memory, so this is how much of such a step
+    follows the bandwidth (docs/ACCURACY.md, "What the two runs say about the model")."""
     params = calibration().of("gpu")
-    by: dict[references.Config, dict[str, list[tuple[float, float, str]]]] = defaultdict(dict)
-    for p, m in zip(found, steps([p.case for p in found], params), strict=True):
-        which = regime(m.host_s, m.device_s)
-        by[p.config].setdefault(p.case.device.id, []).append((p.throughput, p.case.batch / m.seconds, which))
+    chosen = [
+        p
+        for p in stream.pairs(references.points(runs, parts), params)
+        if (p.first.device.id, p.second.device.id) == ("h100-sxm5-80gb", "h200-sxm-141gb")
+    ]
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for config, measured in by.items():
-        if set(measured) != {"h100-sxm5-80gb", "h200-sxm-141gb"}:
-            continue
-        h100, h200 = measured["h100-sxm5-80gb"], measured["h200-sxm-141gb"]
-        if any(which != "device" for _, _, which in h100 + h200):
-            continue
-        real = statistics.median(t for t, _, _ in h200) / statistics.median(t for t, _, _ in h100)
-        model = h200[0][1] / h100[0][1]
-        for group in ("all", f"{config[1].value} {config[2]}"):
-            groups[group].append((math.log(real), math.log(model)))
+    for pair, error in zip(chosen, stream.ratio_errors(chosen, params), strict=True):
+        # a pair's ratio is the first part (the H100) over the second: turned over, the H200 over the H100
+        for group in ("all", f"{pair.config[1].value} {pair.config[2]}"):
+            groups[group].append((-pair.measured, -(pair.measured + error)))
     print(
         "pair: the H200 over the H100 where both measured a config and the model puts both steps on the GPU "
         "(in sample: the stream rate is measured on these ratios)"
