@@ -282,7 +282,7 @@ def evaluate(
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
     fed = min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits)
     at_stream = np.zeros(len(i), dtype=bool)
-    if params.stream > 0:  # an eager kernel on a GPU streams no faster than its SMs keep loads in flight
+    if params.stream > 0:  # an eager kernel on a GPU streams no faster than its SMs let it
         streamed = params.stream * units * clock_hz * sustained
         at_stream = (eager[i] > 0) & (clock_hz[i] > 0) & (streamed[i] < fed)
         fed = np.where(at_stream, streamed[i], fed)
