@@ -31,10 +31,10 @@ from app.perfmodel.generation import WEIGHT_ONLY
 from app.perfmodel.lab_scaling import EMPTY
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.power import shipped as power_calibration
-from app.perfmodel.predict import why_not
 from app.perfmodel.profile import shipped as profiles
 from app.recommender.columns import PRECISIONS, Columns, Option, columns
 from app.recommender.estimators import Config, Evidence, estimate, estimate_all
+from app.recommender.estimators.modelled import why_unmodelled
 from app.recommender.evidence import (
     LAB,
     REFERENCE,
@@ -388,10 +388,11 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
                 "part of its vendor (a variant is never modelled: the profiles are of the original models)",
                 hint="measure it on one lab machine (a suite row with variants = [...])",
             )
+        lab_config = Config(request.runtime, request.precision, request.batch_size, request.threads, LAB)
         raise NotFoundError(
             f"nothing measured {what} with {request.runtime} at {request.precision.value}"
             + (
-                f", and the model cannot predict it: {why_not(name, task, request.precision, hardware.spec)}"
+                f", and the model cannot predict it: {why_unmodelled(hardware, lab_config, evidence)}"
                 if hardware.spec
                 else f", and {hardware.ref.name} has no catalog entry to predict from"
             ),

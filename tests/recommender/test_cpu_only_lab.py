@@ -91,6 +91,13 @@ def test_an_h100_prediction_is_answered_for_every_runtime_and_a_t4_says_why_not_
         "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 8}, headers=headers
     )
     assert refused.status_code == 404 and "no bf16 peak for NVIDIA T4" in refused.json()["detail"]
+    # the H100 has an int8 peak: what stops the model is eager PyTorch, and the answer says so
+    body = {"catalog_id": "h100-sxm5-80gb", "workload": "resnet50", "task": "infer", "runtime": "torch-eager"}
+    refused = api.client.post(
+        "/api/v1/predictions", json={**body, "precision": "int8", "batch_size": 8}, headers=headers
+    )
+    assert refused.status_code == 404
+    assert "cannot predict it: eager PyTorch runs no int8 model" in refused.json()["detail"]
 
 
 def test_fp16_that_no_run_measured_is_calibrated_by_the_bf16_runs_with_the_twin_band(api: Api) -> None:
@@ -112,6 +119,26 @@ def test_fp16_that_no_run_measured_is_calibrated_by_the_bf16_runs_with_the_twin_
     # the same tensor units at the same rate on an A100: the bf16 runs' figure, with the twin's wider band
     assert fp16["throughput_samples_per_s"] == pytest.approx(bf16["throughput_samples_per_s"], rel=0.05)
     assert fp16["error_pct"] >= as_pct(band_of("gpu-twin")) > bf16["error_pct"]
+
+
+def test_fp16_measured_only_far_from_the_batch_is_calibrated_by_bf16_measured_near_it(api: Api) -> None:
+    """The reference runs settled ResNet-50 inference in fp16 at batch 256 alone, and in bf16 from batch 1:
+    at batch 1 the bf16 ratio speaks (the step is the host's there, whichever 16 bits), at 256 fp16's own."""
+    headers = api.bearer(api.token("readonly"))
+    found = {}
+    for precision in ("bf16", "fp16"):
+        for batch in (1, 256):
+            body = {"catalog_id": "h100-sxm5-80gb", "workload": "resnet50", "task": "infer", "runtime": "torch-eager"}
+            response = api.client.post(
+                "/api/v1/predictions", json={**body, "precision": precision, "batch_size": batch}, headers=headers
+            )
+            assert response.status_code == 200, response.text
+            found[precision, batch] = response.json()
+    small, large = found["fp16", 1], found["fp16", 256]
+    assert "at bf16 (fp16 measured only far from batch 1: the same tensor units)" in small["explanation"]
+    assert small["throughput_samples_per_s"] == pytest.approx(found["bf16", 1]["throughput_samples_per_s"], rel=0.05)
+    assert small["error_pct"] >= as_pct(band_of("gpu-twin"))
+    assert "at bf16" not in large["explanation"] and large["source"] == "reference:hwadvisor-h200-sxm-141gb"
 
 
 def test_a_part_whose_dram_outruns_its_sms_says_its_eager_kernels_stream_at_the_sms_rate(api: Api) -> None:
