@@ -88,11 +88,11 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
 
 TWINS = {Precision.fp16: Precision.bf16, Precision.bf16: Precision.fp16}
 """The 16-bit float precisions a GPU runs on the same tensor units, at the same rate on every catalog part
-with both peaks but the MI100. Where nothing measured one on a kind of device, the other's measurements
-calibrate it (app/recommender/estimators/modelled.py): the model reads each precision's own peak, and the
-twin's measured / modelled ratio stands for the stack. ``twin_errors`` measures how far that errs: on the
-H200 run, fp16 convolutions ran up to 1.4x faster than bf16 ones (cuDNN's kernels for the two differ)
-and fp16 GEMMs 3-13% slower."""
+with both peaks but the MI100. Where nothing measured one on a kind of device (or only far from the batch
+asked), the other's measurements calibrate it (app/recommender/estimators/modelled.py): the model reads
+each precision's own peak, and the twin's measured / modelled ratio stands for the stack. ``twin_errors``
+measures how far that errs: on the H200 run, fp16 convolutions ran up to 1.4x faster than bf16 ones
+(cuDNN's kernels for the two differ) and fp16 GEMMs 3-13% slower."""
 
 
 def twin_errors(found: Sequence[Point], params: Params) -> list[Error]:

@@ -7,11 +7,12 @@ devices of the same kind measured over what the model says for them (their measu
 ratio, the geometric mean over devices). A reference run hwadvisor ships counts as one such device
 (app/catalog/reference.py): the model says how parts differ, which is what it was validated on, and
 the measurement says how fast the lab's own stack runs the workload. With no measurement of that
-runtime and precision on that kind of device, a GPU's fp16 takes bf16's ratio and the other way round
-(their *twin*, app/perfmodel/references.py ``TWINS``: the same tensor units) with the ``gpu-twin`` band at
-least; with none at either, the model stands alone (eager PyTorch) with the wider band that kind of
-estimate earned. A calibrated figure's band is the transfer's (``gpu-transfer``:
-each reference run predicted from another this way, scripts/calibrate_perfmodel.py), or the kind's
+runtime and precision on that kind of device, or with measurements of it only far from the batch, a GPU's
+fp16 takes bf16's ratio and the other way round (their *twin*, app/perfmodel/references.py ``TWINS``: the
+same tensor units; ``_twin``) with the ``gpu-twin`` band at least; with none at either, the model stands
+alone (eager PyTorch) with the wider band that kind of estimate earned. A calibrated figure's band is the
+transfer's (``gpu-transfer``: each reference run predicted from another this way,
+scripts/calibrate_perfmodel.py), or the kind's
 leave-one-part-out band where no such pair exists (CPUs). A published source's configs carry that
 source's stack factor (NGC containers, DALI, fused optimisers) and its traffic factor (the memory
 traffic and elementwise work its stack does per sample, relative to eager PyTorch). A config that does
