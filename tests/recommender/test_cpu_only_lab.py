@@ -135,10 +135,15 @@ def test_fp16_measured_only_far_from_the_batch_is_calibrated_by_bf16_measured_ne
             assert response.status_code == 200, response.text
             found[precision, batch] = response.json()
     small, large = found["fp16", 1], found["fp16", 256]
-    assert "at bf16 (fp16 measured only far from batch 1: the same tensor units)" in small["explanation"]
+    assert "at bf16 (fp16 measured only farther from batch 1: the same tensor units)" in small["explanation"]
     assert small["throughput_samples_per_s"] == pytest.approx(found["bf16", 1]["throughput_samples_per_s"], rel=0.05)
     assert small["error_pct"] >= as_pct(band_of("gpu-twin"))
     assert "at bf16" not in large["explanation"] and large["source"] == "reference:hwadvisor-h200-sxm-141gb"
+    # LSTM training: fp16 settled at 256 alone, bf16 from 32; both far from batch 1, the nearer speaks
+    body = {"catalog_id": "h100-sxm5-80gb", "workload": "lstm", "task": "train", "runtime": "torch-eager"}
+    lstm = api.client.post("/api/v1/predictions", json={**body, "precision": "fp16", "batch_size": 1}, headers=headers)
+    assert lstm.status_code == 200, lstm.text
+    assert "at bf16 (fp16 measured only farther from batch 1" in lstm.json()["explanation"]
 
 
 def test_a_part_whose_dram_outruns_its_sms_says_its_eager_kernels_stream_at_the_sms_rate(api: Api) -> None:

@@ -57,6 +57,9 @@ class LabCorrection(NamedTuple):
     beyond: bool = False
     """Whether the batch lay more than ``references.BEYOND_NEAR`` times beyond every batch the devices it
     stands on measured (its band is then at least ``gpu-beyond``: their nearest ratio, carried that far)."""
+    reach: float = 0.0
+    """How far the ratio was carried: |log(batch / the nearest batch measured)| outside the batches the
+    devices measured, 0 at or between them (``beyond`` is reach > log BEYOND_NEAR)."""
 
 
 @dataclass(slots=True)

@@ -137,6 +137,7 @@ def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone:
         tuple(sorted(d.label for d, _ in chosen)),
         between=min(measured) < batch < max(measured) if runs_alone and batch is not None else None,
         beyond=batch is not None and beyond(batch, measured),
+        reach=0.0 if batch is None else max(0.0, math.log(min(measured) / batch), math.log(batch / max(measured))),
     )
 
 
@@ -271,16 +272,17 @@ def _twin(
 ) -> tuple[Precision | None, LabCorrection | None]:
     """The twin precision (``TWINS``) and its correction where it calibrates a GPU's figure instead of the
     precision's own: where nothing measured the precision, or its measurements all lie far from the batch
-    (``beyond``) and the twin's do not. The same tensor units measured near the batch say more than the
-    precision measured far from it: on the reference runs a 16-bit figure carried from the twin at its own
-    batch errs less (``gpu-twin``, 90% of log errors within 0.35-0.37) than one carried from the nearest
-    batch more than BEYOND_NEAR times away (``gpu-beyond``, 0.57-0.71). ResNet-50 inference in fp16, which
-    the runs measured at batch 256 alone, was 2.1x its bf16 figure at batch 1 before this rule."""
+    (``beyond``) and the twin's lie nearer (``reach``). The same tensor units measured near the batch say
+    more than the precision measured far from it: on the reference runs a 16-bit figure carried from the
+    twin at its own batch errs less (``gpu-twin``, 90% of log errors within 0.35-0.37) than one carried
+    from the nearest batch more than BEYOND_NEAR times away (``gpu-beyond``, 0.57-0.71). ResNet-50
+    inference in fp16, which the runs measured at batch 256 alone, was 2.1x its bf16 figure at batch 1
+    before this rule."""
     twin = TWINS.get(precision) if kind == "gpu" else None
     if twin is None or (correction is not None and not correction.beyond):
         return None, None
     at_twin = measured_at(twin)
-    if at_twin is None or (correction is not None and at_twin.beyond):
+    if at_twin is None or (correction is not None and at_twin.reach >= correction.reach):
         return None, None
     return twin, at_twin
 
@@ -311,8 +313,12 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         if twin is not None:
             # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
             band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))
-            p = config.precision.value
-            said = f"nothing measured {p}" if own is None else f"{p} measured only far from batch {config.batch_size}"
+            asked = config.precision.value
+            said = (
+                f"nothing measured {asked}"
+                if own is None
+                else f"{asked} measured only farther from batch {config.batch_size}"
+            )
             calibrated_by += f" at {twin.value} ({said}: the same tensor units)"
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
