@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +63,7 @@ from app.perfmodel.device import Device
 from app.perfmodel.profile import TENSOR_CLASSES, OpClass, Profile
 
 Array = npt.NDArray[Any]
+Seconds = TypeVar("Seconds", float, Array)
 Dispatch = Literal["eager", "graph"]
 SHARPNESS = 1.0
 """p of the combination of compute and memory time per bucket: 1 adds them (no overlap). Chosen by
@@ -203,6 +204,15 @@ def _smooth_max(a: Array, b: Array, p: float) -> Array:
     return found
 
 
+def combined(host: Seconds, device: Seconds, kind: str) -> Seconds:
+    """A step's time from its host's and its device's (arrays or plain numbers alike): a GPU overlaps them
+    (the host queues kernels ahead: their smooth max), a CPU does both on the same cores (their sum)."""
+    if kind == "gpu":
+        overlapped: Seconds = (device**OVERLAP + host**OVERLAP) ** (1.0 / OVERLAP)
+        return overlapped
+    return device + host
+
+
 def sustained_clock(params: Params, clock_hz: Array, unit_watts: Array) -> Array:
     """The share of its boost clock a GPU holds under load: the board's power spread over its SMs
     buys ``sm_hz_per_w`` hertz per watt per SM, up to the boost clock. A 300 W RTX 6000 Ada (142 SMs)
@@ -295,7 +305,7 @@ def evaluate(
     operators = np.bincount(i, called, n)
     extra = np.maximum(kernels - operators, 0.0)  # launches beyond each call's first, from C++
     host = operators * per_op + extra * params["launch_s"] + params["step_s"]
-    seconds = _smooth_max(device, host, OVERLAP) if params.kind == "gpu" else device + host
+    seconds = combined(host, device, params.kind)
     return {
         "seconds": seconds,
         "compute": np.bincount(i, compute, n),
