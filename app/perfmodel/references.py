@@ -23,6 +23,7 @@ from app.perfmodel.bands import Error, regime
 from app.perfmodel.device import device
 from app.perfmodel.model import Case, Params, steps
 from app.perfmodel.predict import profile_of
+from app.perfmodel.split import Timed, fit
 
 EAGER = "torch-eager"
 
@@ -80,10 +81,33 @@ def log_errors(found: Sequence[Point], params: Params) -> list[float]:
 
 
 def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
-    """log(transferred / measured) per point and per other run of its vendor that measured its config:
-    the other run's measurement times the model's ratio between the two parts, as the recommender
-    calibrates a part no run measured (app/recommender/estimators/modelled.py, ``lab_correction``)."""
-    return _carried(found, params, lambda config: config, lambda p, other: other.source != p.source)
+    """log(transferred / measured) per point and per other reference's run of its vendor that measured its
+    config: the model's figure for the point times that run's measured / modelled ratio there, moved by the
+    run's split correction from its own step to the point's (app/perfmodel/split.py ``Split.moved``), as
+    the recommender calibrates a part no run measured (app/recommender/estimators/modelled.py,
+    ``lab_correction``)."""
+    modelled = steps([p.case for p in found], params) if found else []
+    curves: dict[tuple[str, str, str, str, Task, str], list[Timed]] = {}
+    at: dict[tuple[str, str, str, str, Task, str], dict[int, tuple[float, float, float]]] = {}
+    for p, m in zip(found, modelled, strict=True):
+        workload, task, precision, batch = p.config
+        key = (p.vendor, p.source, p.run, workload, task, precision)
+        curves.setdefault(key, []).append(Timed(m.host_s, m.device_s, batch / p.throughput))
+        at.setdefault(key, {})[batch] = (math.log(p.throughput * m.seconds / batch), m.host_s, m.device_s)
+    splits = {key: fit(timed, "gpu") for key, timed in curves.items()}
+    errors = []
+    for p, m in zip(found, modelled, strict=True):
+        workload, task, precision, batch = p.config
+        for key, split in splits.items():
+            vendor, source, _, *curve = key
+            if (vendor, *curve) != (p.vendor, workload, task, precision) or source == p.source or batch not in at[key]:
+                continue
+            ratio, host_s, device_s = at[key][batch]
+            moved = ratio + split.moved((host_s, device_s), (m.host_s, m.device_s))
+            errors.append(
+                Error(math.log(batch / m.seconds * math.exp(moved) / p.throughput), regime(m.host_s, m.device_s))
+            )
+    return errors
 
 
 TWINS = {Precision.fp16: Precision.bf16, Precision.bf16: Precision.fp16}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from app.contracts import DeviceKind, PowerBasis, Precision, Task
+from app.perfmodel.split import Split, Timed
 from app.recommender.evidence import LAB, Hardware, Point, by_batch
 from app.recommender.guess import Guess
 from app.registry import PluginInfo, Registry
@@ -34,14 +35,21 @@ Correction = tuple[str, Precision, DeviceKind, str | None]
 """A lab correction's key: runtime, precision, kind of device and vendor (modelled.lab_correction)."""
 
 
-class Ratios(NamedTuple):
+@dataclass(slots=True)
+class Ratios:
     """One device's measured / modelled ratios (modelled.lab_correction): its label, its source (the
-    lab's or a reference run's), its catalog part and (batch, log ratio) per point."""
+    lab's or a reference run's), its catalog part and kind, the hardware and threads it ran on, (batch,
+    log ratio) per point and the steps behind them, on which its part's split correction is fitted
+    (app/perfmodel/split.py) when another part asks."""
 
     label: str
     source: str
     part: str
-    points: list[tuple[int, float]]
+    kind: str
+    hardware: Hardware
+    threads: int | None
+    points: list[tuple[int, float]] = field(default_factory=list)
+    timed: list[Timed] = field(default_factory=list)
 
 
 class LabCorrection(NamedTuple):
@@ -62,16 +70,32 @@ class LabCorrection(NamedTuple):
     devices measured, 0 at or between them (``beyond`` is reach > log BEYOND_NEAR)."""
 
 
+class Moving(NamedTuple):
+    """One group of calibrating devices (one source, part and thread count) as a ratio carried to another
+    part moves (modelled.lab_correction): its part, its share of the devices, its split correction and
+    that split's ratio at the group's own modelled step at the batch."""
+
+    part: str
+    share: float
+    split: Split
+    at_own: float
+
+
+class Calibrating(NamedTuple):
+    """The devices chosen to calibrate a part at one batch: their correction unmoved, and how it moves."""
+
+    correction: LabCorrection
+    moving: tuple[Moving, ...]
+
+
 @dataclass(slots=True)
 class RatiosAt:
-    """Every device's log ratio at one batch (modelled._ratios_at), the correction they make together,
-    the parts a reference run measured, and the correction for each such part asked for (its run alone
-    beside the lab's devices)."""
+    """Every device's log ratio at one batch (modelled._ratios_at), the parts a reference run measured,
+    and the devices chosen for each part asked (its run alone beside the lab's devices) or for any."""
 
     ratios: list[tuple[Ratios, float]]
-    everyone: LabCorrection | None
     reference_parts: set[str]
-    own: dict[str, LabCorrection | None]
+    made: dict[str | None, Calibrating | None]
 
 
 @dataclass(slots=True)
@@ -98,6 +122,8 @@ class Evidence:
     (app/recommender/estimators/modelled.py, ``lab_correction``)."""
     ratios_at: dict[tuple[str, Precision, DeviceKind, str | None, int | None], RatiosAt] = field(default_factory=dict)
     """Each device's log ratio at a batch, and the corrections made of them (``modelled.lab_correction``)."""
+    splits: dict[tuple[Correction, str, str, int | None], Split] = field(default_factory=dict)
+    """Each group of devices' split correction: per lab correction's key, source, part and threads."""
     stacks: dict[str, Any] = field(default_factory=dict)
     """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""
 

@@ -33,12 +33,16 @@ from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime, why_not
 from app.perfmodel.references import TWINS, at_batch, beyond
+from app.perfmodel.split import Timed, fit
 from app.recommender.estimators.base import (
+    Calibrating,
     Config,
+    Correction,
     Estimator,
     EstimatorInfo,
     Evidence,
     LabCorrection,
+    Moving,
     Ratios,
     RatiosAt,
     estimators,
@@ -107,22 +111,57 @@ def lab_correction(
     batch: int | None = None,
     vendor: str | None = None,
     part: str | None = None,
+    step: tuple[float, float] | None = None,
 ) -> LabCorrection | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
-    when none measured it. Each device gives its ratio at ``batch`` (``at_batch``): the model's error
-    moves with the batch, from host-bound to compute-bound. Where a reference run measured the
+    when none measured it. A device of the target's own ``part`` gives its ratio at ``batch``
+    (``at_batch``): the model's error moves with the batch, from host-bound to compute-bound. A device of
+    another part gives that ratio moved by its split correction (app/perfmodel/split.py) from its own
+    modelled step at the batch to the target's ``step`` (the model's host and device seconds), since the
+    same batch can be host-bound on one part and device-bound on another; without a step, its ratio at
+    the batch unmoved. Where a reference run measured the
     target's own ``part``, it speaks for hwadvisor's runs alone (an H100 asked at a batch its run did
     not measure is that run's curve, not its mean with an H200's); the lab's devices always count,
     theirs being the lab's stack. A reference run's part counts only for parts of its ``vendor`` (a
     stack is never carried across)."""
     at = _ratios_at(runtime, precision, kind, vendor, batch, evidence)
-    if part is None or part not in at.reference_parts:
-        return at.everyone
-    if part not in at.own:
-        chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part]
-        at.own[part] = _mean(chosen, batch, runs_alone=all(d.source != LAB for d, _ in chosen))
-    return at.own[part]
+    own = part is not None and part in at.reference_parts
+    key = part if own else None
+    if key not in at.made:
+        chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part] if own else at.ratios
+        correction = _mean(chosen, batch, runs_alone=own and all(d.source != LAB for d, _ in chosen))
+        moving = _moving(chosen, (runtime, precision, kind, vendor), batch, evidence) if correction else ()
+        at.made[key] = Calibrating(correction, moving) if correction is not None else None
+    made = at.made[key]
+    if made is None or step is None:
+        return made.correction if made is not None else None
+    moved = sum(m.share * (m.split.ratio(*step) - m.at_own) for m in made.moving if m.part != part)
+    return made.correction._replace(factor=made.correction.factor * math.exp(moved))
+
+
+def _moving(
+    chosen: Sequence[tuple[Ratios, float]], key: Correction, batch: int | None, evidence: Evidence
+) -> tuple[Moving, ...]:
+    """The chosen devices in groups of one source, part and thread count (a fleet of one part moves as
+    one): each group's share, its split correction fitted on its devices' steps together, and that
+    split's ratio at the group's own modelled step at ``batch`` (where the move starts from)."""
+    if batch is None:
+        return ()
+    runtime, precision, _, _ = key
+    groups: dict[tuple[str, str, int | None], list[Ratios]] = {}
+    for d, _ in chosen:
+        groups.setdefault((d.source, d.part, d.threads), []).append(d)
+    moving = []
+    for (source, part, threads), devices in groups.items():
+        if (key, source, part, threads) not in evidence.splits:
+            timed = [t for d in devices for t in d.timed]
+            evidence.splits[(key, source, part, threads)] = fit(timed, devices[0].kind)
+        split = evidence.splits[(key, source, part, threads)]
+        own = _predict(devices[0].hardware, Config(runtime, precision, batch, threads), evidence)
+        at_own = split.ratio(own.breakdown.host_s, own.breakdown.device_s) if own is not None else 0.0
+        moving.append(Moving(part, len(devices) / len(chosen), split, at_own))
+    return tuple(moving)
 
 
 def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone: bool = False) -> LabCorrection | None:
@@ -144,16 +183,13 @@ def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone:
 def _ratios_at(
     runtime: str, precision: Precision, kind: DeviceKind, vendor: str | None, batch: int | None, evidence: Evidence
 ) -> RatiosAt:
-    """Each device's log ratio at ``batch`` and their mean, worked out once per batch whatever parts ask."""
+    """Each device's log ratio at ``batch``, worked out once per batch whatever parts ask."""
     key = (runtime, precision, kind, vendor, batch)
     if key not in evidence.ratios_at:
         per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
         ratios = [(d, at_batch(d.points, batch)) for d in per_device.values()]
         evidence.ratios_at[key] = RatiosAt(
-            ratios=ratios,
-            everyone=_mean(ratios, batch),
-            reference_parts={d.part for d, _ in ratios if d.source != LAB},
-            own={},
+            ratios=ratios, reference_parts={d.part for d, _ in ratios if d.source != LAB}, made={}
         )
     return evidence.ratios_at[key]
 
@@ -162,8 +198,8 @@ def _measured_ratios(
     runtime: str, precision: Precision, kind: DeviceKind, vendor: str | None, evidence: Evidence
 ) -> dict[str, Ratios]:
     """Per device that measured the runtime and precision (lab's and reference runs'): its label, source,
-    part and (batch, log of measured / modelled) per point, worked out once per ask whatever batches
-    and parts it serves."""
+    part, and per point (batch, log of measured / modelled) and the model's step beside the measured
+    one, worked out once per ask whatever batches and parts it serves."""
     key = (runtime, precision, kind, vendor)
     if key in evidence.corrections:
         return evidence.corrections[key]
@@ -180,9 +216,12 @@ def _measured_ratios(
                 device = p.hardware.key if source == LAB else f"{source} {p.hardware.key}"
                 label = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
                 ratio = math.log(p.throughput / modelled.throughput)
-                per_device.setdefault(device, Ratios(label, source, p.hardware.spec.id, [])).points.append(
-                    (p.batch_size, ratio)
+                b = modelled.breakdown
+                found = per_device.setdefault(
+                    device, Ratios(label, source, p.hardware.spec.id, modelled.band_kind, p.hardware, p.threads)
                 )
+                found.points.append((p.batch_size, ratio))
+                found.timed.append(Timed(b.host_s, b.device_s, b.seconds * modelled.throughput / p.throughput))
     evidence.corrections[key] = per_device
     return per_device
 
@@ -297,10 +336,11 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     kind = modelled.band_kind
     if config.source == LAB:
         vendor, part = hardware.spec.vendor, hardware.spec.id
+        step = (modelled.breakdown.host_s, modelled.breakdown.device_s)
 
         def measured_at(precision: Precision) -> LabCorrection | None:
             return lab_correction(
-                config.runtime, precision, hardware.ref.kind, evidence, config.batch_size, vendor, part
+                config.runtime, precision, hardware.ref.kind, evidence, config.batch_size, vendor, part, step
             )
 
         own = measured_at(config.precision)

@@ -1,0 +1,48 @@
+"""benchmarks/pairs_sweep.py's checks on a slice of the catalog through the API: what an expert would flag
+in a lab's answers before it has measured anything (a calibration carried from the wrong batch or regime,
+a refusal that does not say why)."""
+
+from __future__ import annotations
+
+from benchmarks.pairs_sweep import Answer, ask_all, falls, flags
+from testkit.factories import Api
+
+ASKED = [
+    ("mobilenet_v2", "train", "bf16"),
+    ("mobilenet_v2", "train", "fp32"),
+    ("resnet18", "train", "bf16"),
+    ("resnet50", "infer", "fp16"),
+    ("resnet50", "infer", "bf16"),
+    ("resnet50", "infer", "int8"),
+    ("lstm", "train", "fp16"),
+    ("lstm", "train", "bf16"),
+]
+
+
+def test_a_lab_that_measured_nothing_gets_no_answer_an_expert_would_flag(api: Api) -> None:
+    headers = api.bearer(api.token("readonly"))
+    answers = ask_all(
+        api.client, headers, ["a10", "a100-pcie-40gb", "h100-pcie-80gb"], (1, 32, 256), "torch-eager", ASKED
+    )
+    assert {a.status for a in answers} == {200, 404}
+    assert flags(answers) == []
+    # the A10 is device-bound from batch 32, where the H100 run was the host's: no longer faster there than at 256
+    a10 = {a.batch: a for a in answers if a.part == "a10" and a.workload == "mobilenet_v2" and a.precision == "bf16"}
+    assert a10[256].throughput >= 0.9 * a10[32].throughput
+
+
+def test_the_checks_flag_what_they_say() -> None:
+    def answer(precision: str, batch: int, throughput: float, factor: float, kind: str = "predicted") -> Answer:
+        why = [{"code": "modelled", "figures": {"factor": factor}}]
+        body = {"kind": kind, "source": "model", "throughput_samples_per_s": throughput, "error_pct": 30.0, "why": why}
+        return Answer("a10", "resnet50", "infer", precision, batch, 200, body)
+
+    fell = [answer("bf16", 32, 1000.0, 1.0), answer("bf16", 256, 700.0, 0.7)]
+    assert len(flags(fell)) == 1 and len(falls(fell)) == 1
+    own_curve = [answer("bf16", 32, 1000.0, 0.7), answer("bf16", 256, 800.0, 0.7)]
+    assert flags(own_curve) == [] and len(falls(own_curve)) == 1
+    twins = [answer("bf16", 1, 200.0, 1.0), answer("fp16", 1, 400.0, 2.0)]
+    assert len(flags(twins)) == 1
+    assert flags([twins[0], answer("fp16", 1, 400.0, 2.0, kind="measured")]) == []
+    refused = Answer("a10", "resnet50", "infer", "int8", 1, 404, {"detail": "the model cannot predict it: None (do x)"})
+    assert len(flags([refused])) == 1
