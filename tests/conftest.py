@@ -67,7 +67,8 @@ class ScratchDatabases:
         if backend == "sqlite":
             return f"sqlite:///{self.tmp / f'hwadvisor-{secrets.token_hex(4)}.db'}"
         admin = make_url(_pg_url())
-        name = f"hwadvisor_test_{os.getpid()}_{secrets.token_hex(3)}"
+        # eight random bytes: three collided once in CI (DuplicateDatabase) among a worker's few hundred
+        name = f"hwadvisor_test_{os.getpid()}_{secrets.token_hex(8)}"
         engine = create_engine(admin, isolation_level="AUTOCOMMIT")
         with engine.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
