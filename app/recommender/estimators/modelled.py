@@ -120,11 +120,10 @@ def lab_correction(
     another part gives that ratio moved by its split correction (app/perfmodel/split.py) from its own
     modelled step at the batch to the target's ``step`` (the model's host and device seconds), since the
     same batch can be host-bound on one part and device-bound on another; without a step, its ratio at
-    the batch unmoved. Where a reference run measured the
-    target's own ``part``, it speaks for hwadvisor's runs alone (an H100 asked at a batch its run did
-    not measure is that run's curve, not its mean with an H200's); the lab's devices always count,
-    theirs being the lab's stack. A reference run's part counts only for parts of its ``vendor`` (a
-    stack is never carried across)."""
+    the batch unmoved. Where a reference run measured the target's own ``part``, it speaks for
+    hwadvisor's runs alone (an H100 asked at a batch its run did not measure is that run's curve, not its
+    mean with an H200's); the lab's devices always count, theirs being the lab's stack. A reference run's
+    part counts only for parts of its ``vendor`` (a stack is never carried across)."""
     at = _ratios_at(runtime, precision, kind, vendor, batch, evidence)
     own = part is not None and part in at.reference_parts
     key = part if own else None
