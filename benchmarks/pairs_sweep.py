@@ -59,7 +59,7 @@ PARTS = (
     "rtx-6000-ada",
     "mi300x",
 )
-"""The default sweep: every GPU generation and vendor the catalog carries a data-centre part of."""
+"""The default sweep: a part of every GPU generation since Volta, data-centre and desk-side, and AMD's MI300X."""
 BATCHES = (1, 32, 256)
 TWIN_SPREAD = 1.5
 """fp16 over bf16 (or back) beyond which an unmeasured pair is flagged: the reference runs measured them
