@@ -199,18 +199,16 @@ OVERLAP = 4.0
 """p of the smooth max of host and device time on a GPU: the host queues ahead, the step takes the larger."""
 
 
-def _smooth_max(a: Array, b: Array, p: float) -> Array:
-    found: Array = np.power(np.power(a, p) + np.power(b, p), 1.0 / p)
+def _smooth_max(a: Seconds, b: Seconds, p: float) -> Seconds:
+    """(a^p + b^p)^(1/p), for arrays or plain numbers alike."""
+    found: Seconds = (a**p + b**p) ** (1.0 / p)
     return found
 
 
 def combined(host: Seconds, device: Seconds, kind: str) -> Seconds:
     """A step's time from its host's and its device's (arrays or plain numbers alike): a GPU overlaps them
     (the host queues kernels ahead: their smooth max), a CPU does both on the same cores (their sum)."""
-    if kind == "gpu":
-        overlapped: Seconds = (device**OVERLAP + host**OVERLAP) ** (1.0 / OVERLAP)
-        return overlapped
-    return device + host
+    return _smooth_max(device, host, OVERLAP) if kind == "gpu" else device + host
 
 
 def sustained_clock(params: Params, clock_hz: Array, unit_watts: Array) -> Array:

@@ -21,7 +21,7 @@ from app.catalog.reference import settled_models
 from app.contracts import Precision, ReferenceResult, ReferenceRun, Task
 from app.perfmodel.bands import Error, regime
 from app.perfmodel.device import device
-from app.perfmodel.model import Case, Params, steps
+from app.perfmodel.model import Case, Params, combined, steps
 from app.perfmodel.predict import profile_of
 from app.perfmodel.split import Timed, fit
 
@@ -87,26 +87,27 @@ def transfer_errors(found: Sequence[Point], params: Params) -> list[Error]:
     the recommender calibrates a part no run measured (app/recommender/estimators/modelled.py,
     ``lab_correction``)."""
     modelled = steps([p.case for p in found], params) if found else []
-    curves: dict[tuple[str, str, str, str, Task, str], list[Timed]] = {}
-    at: dict[tuple[str, str, str, str, Task, str], dict[int, tuple[float, float, float]]] = {}
+    curves: dict[tuple[str, str, Task, str], dict[tuple[str, str], dict[int, Timed]]] = {}
     for p, m in zip(found, modelled, strict=True):
         workload, task, precision, batch = p.config
-        key = (p.vendor, p.source, p.run, workload, task, precision)
-        curves.setdefault(key, []).append(Timed(m.host_s, m.device_s, batch / p.throughput))
-        at.setdefault(key, {})[batch] = (math.log(p.throughput * m.seconds / batch), m.host_s, m.device_s)
-    splits = {key: fit(timed, "gpu") for key, timed in curves.items()}
+        runs = curves.setdefault((p.vendor, workload, task, precision), {})
+        runs.setdefault((p.source, p.run), {})[batch] = Timed(m.host_s, m.device_s, batch / p.throughput)
+    splits = {
+        (curve, run): fit(list(timed.values()), "gpu") for curve, runs in curves.items() for run, timed in runs.items()
+    }
     errors = []
     for p, m in zip(found, modelled, strict=True):
         workload, task, precision, batch = p.config
-        for key, split in splits.items():
-            vendor, source, _, *curve = key
-            if (vendor, *curve) != (p.vendor, workload, task, precision) or source == p.source or batch not in at[key]:
+        curve = (p.vendor, workload, task, precision)
+        for (source, run), timed in curves[curve].items():
+            if source == p.source or batch not in timed:
                 continue
-            ratio, host_s, device_s = at[key][batch]
-            moved = ratio + split.moved((host_s, device_s), (m.host_s, m.device_s))
-            errors.append(
-                Error(math.log(batch / m.seconds * math.exp(moved) / p.throughput), regime(m.host_s, m.device_s))
-            )
+            other = timed[batch]
+            split = splits[(curve, (source, run))]
+            # the other run's log(measured / modelled) there, moved from its step to this point's
+            carried = math.log(combined(other.host_s, other.device_s, "gpu") / other.measured_s)
+            carried += split.moved((other.host_s, other.device_s), (m.host_s, m.device_s))
+            errors.append(Error(carried - math.log(p.throughput * m.seconds / batch), regime(m.host_s, m.device_s)))
     return errors
 
 
@@ -225,9 +226,15 @@ def beyond_errors(found: Sequence[Point], params: Params) -> list[Error]:
     return errors
 
 
+def reach(batch: int, measured: Sequence[int]) -> float:
+    """How far ``batch`` lies outside the ``measured`` batches: |log(batch / the nearest of them)|, 0 at or
+    between them."""
+    return max(0.0, math.log(min(measured) / batch), math.log(batch / max(measured)))
+
+
 def beyond(batch: int, measured: Sequence[int]) -> bool:
     """Whether ``batch`` lies more than BEYOND_NEAR times beyond every one of the ``measured`` batches."""
-    return batch > BEYOND_NEAR * max(measured) or batch * BEYOND_NEAR < min(measured)
+    return reach(batch, measured) > math.log(BEYOND_NEAR)
 
 
 def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:
