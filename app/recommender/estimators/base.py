@@ -7,6 +7,7 @@ never replaced by an interpolation or a prediction.
 
 from __future__ import annotations
 
+import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from app.contracts import DeviceKind, PowerBasis, Precision, Task
+from app.perfmodel.references import BEYOND_NEAR
 from app.perfmodel.split import Split, Timed
 from app.recommender.evidence import LAB, Hardware, Point, by_batch
 from app.recommender.guess import Guess
@@ -62,12 +64,15 @@ class LabCorrection(NamedTuple):
     """Where the target part's own reference run alone calibrated it: whether the batch lay strictly
     between batches the run measured (its band is then ``gpu-between``, leave-one-batch-out) or beyond
     them; None where other devices took part (the ``gpu-transfer`` band)."""
-    beyond: bool = False
-    """Whether the batch lay more than ``references.BEYOND_NEAR`` times beyond every batch the devices it
-    stands on measured (its band is then at least ``gpu-beyond``: their nearest ratio, carried that far)."""
     reach: float = 0.0
     """How far the ratio was carried: |log(batch / the nearest batch measured)| outside the batches the
-    devices measured, 0 at or between them (``beyond`` is reach > log BEYOND_NEAR)."""
+    devices measured, 0 at or between them (``references.reach``)."""
+
+    @property
+    def beyond(self) -> bool:
+        """Whether the batch lay more than ``references.BEYOND_NEAR`` times beyond every batch the devices it
+        stands on measured (its band is then at least ``gpu-beyond``: their nearest ratio, carried that far)."""
+        return self.reach > math.log(BEYOND_NEAR)
 
 
 class Moving(NamedTuple):

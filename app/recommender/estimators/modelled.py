@@ -32,7 +32,7 @@ from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime, why_not
-from app.perfmodel.references import TWINS, at_batch, beyond
+from app.perfmodel.references import TWINS, at_batch, reach
 from app.perfmodel.split import Timed, fit
 from app.recommender.estimators.base import (
     Calibrating,
@@ -164,7 +164,7 @@ def _moving(
 
 
 def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone: bool = False) -> LabCorrection | None:
-    """The devices' geometric mean ratio; whether ``batch`` lies far beyond every batch they measured; and,
+    """The devices' geometric mean ratio; how far ``batch`` lies outside the batches they measured; and,
     where a part's own reference runs stand alone (``runs_alone``: no lab device beside them), whether it
     lies strictly between their batches."""
     if not chosen:
@@ -174,8 +174,7 @@ def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone:
         math.exp(sum(r for _, r in chosen) / len(chosen)),
         tuple(sorted(d.label for d, _ in chosen)),
         between=min(measured) < batch < max(measured) if runs_alone and batch is not None else None,
-        beyond=batch is not None and beyond(batch, measured),
-        reach=0.0 if batch is None else max(0.0, math.log(min(measured) / batch), math.log(batch / max(measured))),
+        reach=0.0 if batch is None else reach(batch, measured),
     )
 
 
