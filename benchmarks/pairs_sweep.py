@@ -156,7 +156,7 @@ def flags(answers: Sequence[Answer]) -> list[str]:
             if not 1 / TWIN_SPREAD <= ratio <= TWIN_SPREAD:
                 found.append(f"{a.label}: {ratio:.2f}x its bf16 figure ({a.body['source']} / {twin.body['source']})")
     for small, large in falls(answers):
-        if small.factor is not None and large.factor is not None and large.factor < SLOWER * small.factor:
+        if calibration_fell(small, large):
             found.append(
                 f"{large.label}: {large.throughput:,.1f}/s, below batch {small.batch}'s {small.throughput:,.1f}/s, "
                 f"its calibration x{large.factor:.2f} against x{small.factor:.2f}"
@@ -164,10 +164,15 @@ def flags(answers: Sequence[Answer]) -> list[str]:
     return found
 
 
+def calibration_fell(small: Answer, large: Answer) -> bool:
+    """Whether the larger batch's calibration factor is SLOWER times the smaller's or less."""
+    return small.factor is not None and large.factor is not None and large.factor < SLOWER * small.factor
+
+
 def falls(answers: Sequence[Answer]) -> list[tuple[Answer, Answer]]:
     """Each (smaller, larger) batch of one curve, both modelled and fitting in memory, where the larger is
-    more than 10% slower. ``flags`` keeps those whose calibration fell as much (a ratio carried from a step
-    of another regime); the rest are the model's own curve (``main`` prints them)."""
+    more than 10% slower. ``flags`` keeps those whose calibration fell as much (``calibration_fell``: a ratio
+    carried from a step of another regime); the rest are the model's own curve (``main`` prints them)."""
     curves: dict[tuple[str, str, str, str], list[Answer]] = {}
     for a in answers:
         if a.status == 200 and a.fits and not a.measured:
@@ -236,11 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("refused:")
     for reason, n in reasons(answers).most_common():
         print(f"  {n:6d} {reason}")
-    own = [
-        (s, large)
-        for s, large in falls(answers)
-        if not (s.factor and large.factor and large.factor < SLOWER * s.factor)
-    ]
+    own = [(small, large) for small, large in falls(answers) if not calibration_fell(small, large)]
     print(f"the model's own curve slower at a larger batch (not flagged): {len(own)}")
     for small, large in own:
         print(f"  {large.label}: {large.throughput:,.1f}/s, batch {small.batch} {small.throughput:,.1f}/s")
