@@ -306,8 +306,8 @@ def _twin(
     kind: str,
     correction: LabCorrection | None,
     measured_at: Callable[[Precision], LabCorrection | None],
-) -> tuple[Precision | None, LabCorrection | None]:
-    """The twin precision (``TWINS``) and its correction where it calibrates a GPU's figure instead of the
+) -> LabCorrection | None:
+    """The twin precision's (``TWINS``) correction where it calibrates a GPU's figure instead of the
     precision's own: where nothing measured the precision, or its measurements all lie far from the batch
     (``beyond``) and the twin's lie nearer (``reach``). The same tensor units measured near the batch say
     more than the precision measured far from it: on the reference runs a 16-bit figure carried from the
@@ -317,11 +317,11 @@ def _twin(
     before this rule."""
     twin = TWINS.get(precision) if kind == "gpu" else None
     if twin is None or (correction is not None and not correction.beyond):
-        return None, None
+        return None
     at_twin = measured_at(twin)
     if at_twin is None or (correction is not None and at_twin.reach >= correction.reach):
-        return None, None
-    return twin, at_twin
+        return None
+    return at_twin
 
 
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
@@ -342,13 +342,13 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             )
 
         own = measured_at(config.precision)
-        twin, at_twin = _twin(config.precision, kind, own, measured_at)
+        at_twin = _twin(config.precision, kind, own, measured_at)
         correction = at_twin if at_twin is not None else own
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
         far = correction is not None and correction.beyond
         band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
-        if twin is not None:
+        if at_twin is not None:
             # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
             band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))
             asked = config.precision.value
@@ -357,7 +357,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
                 if own is None
                 else f"{asked} measured only farther from batch {config.batch_size}"
             )
-            calibrated_by += f" at {twin.value} ({said}: the same tensor units)"
+            calibrated_by += f" at {TWINS[config.precision].value} ({said}: the same tensor units)"
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
         if stack is None:
