@@ -67,6 +67,9 @@ class LabCorrection(NamedTuple):
     reach: float = 0.0
     """How far the ratio was carried: |log(batch / the nearest batch measured)| outside the batches the
     devices measured, 0 at or between them (``references.reach``)."""
+    own: bool = False
+    """Whether a device of the asked part itself measured the config (at any batch): its own figures, not
+    ratios carried from other parts."""
 
     @property
     def beyond(self) -> bool:
@@ -99,6 +102,8 @@ class RatiosAt:
     and the devices chosen for each part asked (its run alone beside the lab's devices) or for any."""
 
     ratios: list[tuple[Ratios, float]]
+    parts: set[str]
+    """Every part a device of them is (lab's and reference runs')."""
     reference_parts: set[str]
     made: dict[str | None, Calibrating | None]
 

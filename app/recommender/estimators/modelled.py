@@ -10,9 +10,10 @@ the measurement says how fast the lab's own stack runs the workload. With no mea
 runtime and precision on that kind of device, or with measurements of it only far from the batch, a GPU's
 fp16 takes bf16's ratio and the other way round (their *twin*, app/perfmodel/references.py ``TWINS``: the
 same tensor units; ``_twin``) with the ``gpu-twin`` band at least; with none at either, the model stands
-alone (eager PyTorch) with the wider band that kind of estimate earned. A calibrated figure's band is the
-transfer's (``gpu-transfer``: each reference run predicted from another this way,
-scripts/calibrate_perfmodel.py), or the kind's
+alone (eager PyTorch) with the wider band that kind of estimate earned. A GPU's TF32 figure that no device
+of its part measured is never below its FP32 figure where the device bounds the step (``_plain``). A
+calibrated figure's band is the transfer's (``gpu-transfer``: each reference run predicted from another
+this way, scripts/calibrate_perfmodel.py), or the kind's
 leave-one-part-out band where no such pair exists (CPUs). A published source's configs carry that
 source's stack factor (NGC containers, DALI, fused optimisers) and its traffic factor (the memory
 traffic and elementwise work its stack does per sample, relative to eager PyTorch). A config that does
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from app.contracts import DeviceKind, EstimateKind, Precision, ReasonCode
@@ -60,6 +62,10 @@ on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fo
 Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says so in words."""
 MODEL = "model"
 """The source of a figure made from the catalog's specs and the profile alone (the contract's word)."""
+PLAIN = {Precision.tf32: Precision.fp32}
+"""A precision that differs from another only in its matrix units' math mode: the same tensors in memory,
+so the same kernels' traffic and the same host path (TF32 is cuBLAS's and cuDNN's math mode on FP32
+tensors), with a matrix peak no lower (``_plain``)."""
 
 
 @estimators.register
@@ -133,10 +139,13 @@ def lab_correction(
         moving = _moving(chosen, (runtime, precision, kind, vendor), batch, evidence) if correction else ()
         at.made[key] = Calibrating(correction, moving) if correction is not None else None
     made = at.made[key]
-    if made is None or step is None:
-        return made.correction if made is not None else None
+    if made is None:
+        return None
+    mine = part is not None and part in at.parts
+    if step is None:
+        return made.correction._replace(own=mine)
     moved = sum(m.share * (m.split.ratio(*step) - m.at_own) for m in made.moving if m.part != part)
-    return made.correction._replace(factor=made.correction.factor * math.exp(moved))
+    return made.correction._replace(factor=made.correction.factor * math.exp(moved), own=mine)
 
 
 def _moving(
@@ -187,7 +196,10 @@ def _ratios_at(
         per_device = _measured_ratios(runtime, precision, kind, vendor, evidence)
         ratios = [(d, at_batch(d.points, batch)) for d in per_device.values()]
         evidence.ratios_at[key] = RatiosAt(
-            ratios=ratios, reference_parts={d.part for d, _ in ratios if d.source != LAB}, made={}
+            ratios=ratios,
+            parts={d.part for d, _ in ratios},
+            reference_parts={d.part for d, _ in ratios if d.source != LAB},
+            made={},
         )
     return evidence.ratios_at[key]
 
@@ -324,6 +336,21 @@ def _twin(
     return at_twin
 
 
+def _plain(hardware: Hardware, config: Config, evidence: Evidence, own: bool, regime: str) -> Guess | None:
+    """The figure of the precision's plain form (``PLAIN``: TF32's is FP32) on the same GPU, where it floors
+    the precision's: a device-bound step that no device of the part measured at the precision itself. A
+    ratio carried from another part can be off on its compute side alone: the H100's run measured AlexNet
+    inference at batch 256 in TF32 at 0.43 of the model (its TF32 convolutions far from the tensor peak)
+    and in FP32 at 0.81, and carried to a part whose step is its memory's that made TF32 0.54-0.80x FP32 on
+    an A10, L4, L40S, RTX 4090 or RTX 6000 Ada, which move the same bytes there on a matrix unit no slower.
+    A part's own measurements stand: at batch 1 and in a few host-heavy small networks (ResNet-20, FCN)
+    the runs measured TF32 slower than FP32, and the floor is not applied where the part measured it."""
+    plain = PLAIN.get(config.precision)
+    if plain is None or own or regime != "device":
+        return None
+    return Modelled.estimate(hardware, replace(config, precision=plain), evidence)
+
+
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
     assert hardware.spec is not None
     if _why_not(hardware, config, evidence) is not None:
@@ -332,6 +359,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     if modelled is None:
         return None
     kind = modelled.band_kind
+    floor_pct = 0.0  # a floor's band (``_plain``), where one sets the figure
     if config.source == LAB:
         vendor, part = hardware.spec.vendor, hardware.spec.id
         step = (modelled.breakdown.host_s, modelled.breakdown.device_s)
@@ -358,6 +386,17 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
                 else f"{asked} measured only farther from batch {config.batch_size}"
             )
             calibrated_by += f" at {TWINS[config.precision].value} ({said}: the same tensor units)"
+        own_part = correction is not None and correction.own
+        plain = _plain(hardware, config, evidence, own_part, modelled.regime) if kind == "gpu" else None
+        if plain is not None and plain.throughput_samples_per_s > modelled.throughput * factor:
+            # never below the plain form's figure on the same part: its factor, references and band at least
+            factor = plain.throughput_samples_per_s / modelled.throughput
+            references = tuple(sorted({*references, *plain.references}))
+            floor_pct = plain.error_pct
+            calibrated_by += (
+                f"; no slower than its {PLAIN[config.precision].value} figure (the same bytes on a matrix unit"
+                f" no slower; {config.precision.value} not measured on this part)"
+            )
     else:
         stack = calibration().stacks.get(group_of(config.source, evidence.workload, evidence.task, config.precision))
         if stack is None:
@@ -365,7 +404,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         factor, band, calibrated_by = 1.0 / stack, band_of(kind), f"{config.source} (stack x{1 / stack:.2f})"
         references, far = (), False
     throughput = modelled.throughput * factor
-    error_pct = max(MIN_MODELLED_PCT, as_pct(band))
+    error_pct = max(MIN_MODELLED_PCT, as_pct(band), floor_pct)
     b = modelled.breakdown
     seconds = b.seconds / factor  # one request's: a throughput mode runs several at once
     power, basis, power_reasons = modelled_draw(hardware.spec, b)
