@@ -18,9 +18,12 @@ measured step as a non-negative sum of the modelled step's parts (compute, weigh
 rest), or one factor per task (measured / modelled step time, geometric mean) where a precision has
 too few results. Printed beside it, from the same figures: one factor per task for everything (the
 first calibration), the roofline alone (prefill: the GEMM FLOPs at the peak; decode: weights + KV
-cache at the bandwidth) and the device model uncalibrated. ``--write`` stores the calibration fitted
-on every preset, and the bands (90% of the held-out absolute log errors), in
-app/perfmodel/data/llm.json.
+cache at the bandwidth) and the device model uncalibrated. Then the GPUs: hwadvisor's reference runs'
+settled prefill and decode (app/catalog/data/reference/), too few to weigh the parts apart, give one
+factor per task (each result beside the factor of the task's other results, held out), with a band no
+narrower than ``gpu-transfer`` (the factor is one part's, carried to the others as a reference run's
+ratio is). ``--write`` stores the calibration fitted on every preset and every GPU result, and the bands
+(CPU: 90% of the held-out absolute log errors), in app/perfmodel/data/llm.json.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.catalog import CatalogHardware
+from app.catalog import CatalogHardware, get, reference
 from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport, Task
 from app.perfmodel import generation, llm
+from app.perfmodel.predict import band_of
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = sorted((ROOT / "benchmarks" / "data").glob("llm_cpu_run*.json"))
@@ -142,6 +146,37 @@ def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
         assert step is not None
         found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts))
     return found
+
+
+def reference_cases() -> list[Case]:
+    """The language-model steps hwadvisor's GPU reference runs measured once their GPU had settled, each
+    beside the uncalibrated model's step on the run's catalog part."""
+    found = []
+    for run in reference.shipped():
+        settled = [e.result for e in run.results if e.settled and e.result.workload in LLM_PRESETS]
+        found += cases(settled, get(run.hardware_id))
+    return found
+
+
+def gpu_calibration(of: list[Case]) -> tuple[dict[str, float], dict[str, float], dict[str, list[float]]]:
+    """What the GPU reference runs teach: one factor per task (too few results to weigh the parts apart),
+    its band, and each case's held-out log error (the case predicted by the task's other cases' factor).
+    The band is never narrower than ``gpu-transfer``: the factor is one part's, carried to the others as a
+    reference run's ratio is for the zoo's workloads."""
+    factors, bands, held = {}, {}, {}
+    for task in TASKS:
+        group = [c for c in of if c.task is task]
+        if not group:
+            continue
+        factors[f"gpu/{task.value}"] = round(factor(group), 4)
+        errors = [
+            abs(math.log(c.modelled_s * factor([o for o in group if o is not c]) / c.measured_s))
+            for c in group
+            if len(group) > 1
+        ]
+        held[task.value] = errors
+        bands[f"gpu/{task.value}"] = round(max([band_of("gpu-transfer"), *errors]), 4)
+    return factors, bands, held
 
 
 def factor(of: list[Case]) -> float:
@@ -259,18 +294,47 @@ def main() -> None:
             f"{statistics.fmean(errors['model'][task]):.1%} {bar} "
             f"{statistics.fmean(errors['roofline'][task]):.1%} {bar}"
         )
+    gpu = reference_cases()
+    gpu_factors, gpu_bands, gpu_held = gpu_calibration(gpu)
+    print()
+    print(
+        f"{bar} GPU reference run {bar} task {bar} batch {bar} context {bar} measured ms {bar} model ms "
+        f"{bar} measured / model {bar}"
+    )
+    if args.markdown:
+        print("|---" * 7 + "|")
+    for c in gpu:
+        r = c.result
+        print(
+            f"{bar} {r.workload} {r.precision.value} {bar} {c.task.value} {bar} {r.batch_size} {bar} "
+            f"{r.context_tokens} {bar} {c.measured_s * 1000:,.2f} {bar} {c.modelled_s * 1000:,.2f} {bar} "
+            f"{c.measured_s / c.modelled_s:.2f} {bar}"
+        )
+    for task, errors in gpu_held.items():
+        said = ", ".join(f"{e:.2f}" for e in errors) or "none (one result)"
+        key = f"gpu/{task}"
+        print(f"{key}: factor {gpu_factors[key]}, held-out log errors {said}, band {gpu_bands[key]}")
     if args.write:
         everything = calibration(found)
+        parts = sorted({c.result.workload for c in gpu})
         calibration_out = generation.LlmCalibration(
-            factors=everything.factors,
+            factors=everything.factors | gpu_factors,
             weights=everything.weights,
-            bands={f"cpu/{t.value}": round(quantile90(logs[t]), 4) for t in TASKS},
-            observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS},
+            bands={f"cpu/{t.value}": round(quantile90(logs[t]), 4) for t in TASKS} | gpu_bands,
+            observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS}
+            | {key: sum(1 for c in gpu if f"gpu/{c.task.value}" == key) for key in gpu_factors},
             measured_on=[
                 f"{report.machine.hostname}: {part.name}, {len(found)} prefill/decode configs of "
                 f"{', '.join(sorted(per_preset))}, fastest of {len(reports)} rounds (benchmarks/llm_cpu.toml, "
                 f"{report.finished_at:%Y-%m-%d})"
+            ]
+            + [
+                f"{run.source}: {sum(1 for e in run.results if e.settled and e.result.workload in LLM_PRESETS)} "
+                f"settled prefill/decode results of {', '.join(parts)} ({run.captured}; the gpu factors)"
+                for run in reference.shipped()
+                if any(e.settled and e.result.workload in LLM_PRESETS for e in run.results)
             ],
+            vendors={"gpu": sorted({get(run.hardware_id).vendor for run in reference.shipped()})} if gpu else {},
         )
         OUT.write_text(json.dumps(calibration_out.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {OUT}")

@@ -17,9 +17,13 @@ cannot follow: on this project's Zen 5 VM a bf16 decode reads its KV cache some 
 the bandwidth allows (PyTorch's CPU attention in bf16 takes a slow path) while its weights stream at
 3x the model's time, so a factor per task left 27% held-out error and the parts leave 11%. A
 precision with too few measurements keeps one factor per kind and task (the ratio of measured to
-modelled step time, geometric mean); a kind the lab has not measured has none (1) and says so in its
-band's kind (``gpu-llm-uncalibrated``). benchmarks/llm_accuracy.py reports the error of the whole
-with one preset held out at a time.
+modelled step time, geometric mean): GPUs have hwadvisor's H200 reference run's settled llama3_1b
+prefill and decode, which set one factor per task for the vendor measured (``LlmCalibration.vendors``:
+NVIDIA's eager stack, never carried to another vendor's). A kind or vendor nothing measured has none
+(1) and says so in its band's kind (``gpu-llm-uncalibrated``). A step's band is never narrower than
+the machine band of its regime (app/perfmodel/predict.py ``machine_band``): a catalog part's figure
+stands for any machine of it. benchmarks/llm_accuracy.py reports the error of the whole with one
+preset held out at a time, and the GPU factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split
@@ -40,11 +44,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.catalog import CatalogHardware
 from app.contracts import LlmShape, Precision, Task
 from app.perfmodel import llm
+from app.perfmodel.bands import regime
 from app.perfmodel.device import device, peak
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import band_of
+from app.perfmodel.predict import band_of, machine_band
 from app.perfmodel.profile import Profile
 from app.perfmodel.scaling import TYPICAL, allreduce_seconds, ring_link
 
@@ -70,6 +75,16 @@ class LlmCalibration(BaseModel):
     )
     observations: dict[str, int] = Field(default_factory=dict)
     measured_on: list[str] = Field(default_factory=list, description="What the factors were fitted on, in words.")
+    vendors: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="'<kind>' -> the vendors whose devices measured it, where the calibration stands for "
+        "theirs alone (a GPU's eager stack is its vendor's: CUDA's is not ROCm's); absent: every vendor.",
+    )
+
+    def covers(self, kind: str, vendor: str) -> bool:
+        """Whether this calibration speaks for a device of ``kind`` from ``vendor``."""
+        vendors = self.vendors.get(kind)
+        return vendors is None or vendor in vendors
 
     def factor(self, kind: str, task: Task) -> float:
         return self.factors.get(f"{kind}/{task.value}", 1.0)
@@ -219,6 +234,8 @@ def step(
         max(0.0, found.seconds - found.compute_s - found.memory_s),
     ]
     tuned = llm_calibration or shipped()
+    if not tuned.covers(dev.kind, hardware.vendor):
+        tuned = LlmCalibration()  # another vendor's stack: nothing measured it
     calibrated = tuned.seconds(dev.kind, task, precision, parts, found.seconds)
     exchanged = 0.0
     link = ring_link(hardware, shards) if shards > 1 else None
@@ -227,6 +244,8 @@ def step(
         per_allreduce = rows * shape.hidden * llm.ACTIVATION_BYTES[precision]
         exchanged = 2 * shape.layers * allreduce_seconds(per_allreduce, shards, link, TYPICAL)
     band, band_kind = tuned.band(dev.kind, task)
+    # a catalog part's step stands for any machine of it: no narrower than machines of one part measure apart
+    band = max(band, machine_band(dev.kind, regime(found.host_s, found.device_s)))
     tokens = batch * context if task is Task.prefill else batch
     return Step(
         seconds=calibrated + exchanged,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.contracts import Precision, Task
-from app.perfmodel.bands import regime
+from app.perfmodel.bands import in_regime, regime
 from app.perfmodel.device import Device, device, missing
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.params import shipped as calibration
@@ -50,6 +50,15 @@ def why_not(workload: str, task: Task, precision: Precision, hardware: CatalogHa
     if profile_of(workload, task, precision) is None:
         return f"no {precision.value} profile of {workload}/{task.value} (scripts/build_profiles.py makes them)"
     return missing(hardware, precision)
+
+
+def machine_band(kind: str, regime: str) -> float:
+    """The ``machine`` band of a kind of device in a regime (the pooled one where the regime's is not
+    measured): how far machines of one part measured one config apart (scripts/calibrate_perfmodel.py); 0
+    where the calibration measured none (CPUs). A figure for a catalog part stands for any machine of it."""
+    measured = calibration().bands
+    name = f"{kind}-machine"
+    return measured.get(in_regime(name, regime), measured.get(name, 0.0))
 
 
 def band_of(kind: str, *otherwise: str) -> float:

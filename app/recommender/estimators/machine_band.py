@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from app.perfmodel.bands import as_pct, in_regime
-from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import Ask, answer
+from app.perfmodel.bands import as_pct
+from app.perfmodel.predict import Ask, answer, machine_band
 from app.recommender.estimators.base import Evidence
 from app.recommender.evidence import LAB, REFERENCE, Hardware, Point
 
@@ -35,14 +34,6 @@ def machines(hardware: Hardware, p: Point, evidence: Evidence) -> Machines | Non
         return None
     band = machine_band(found.band_kind, found.regime)
     return Machines(as_pct(band), found.regime) if band else None
-
-
-def machine_band(kind: str, regime: str) -> float:
-    """The ``machine`` band of a kind of device in a regime (the pooled one where the regime's is not
-    measured); 0 where the calibration measured none (CPUs)."""
-    measured = calibration().bands
-    name = f"{kind}-machine"
-    return measured.get(in_regime(name, regime), measured.get(name, 0.0))
 
 
 def for_another(hardware: Hardware, source: str) -> bool:

@@ -33,7 +33,7 @@ from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import Ask, Prediction, answer, band_of, prime, why_not
+from app.perfmodel.predict import Ask, Prediction, answer, band_of, machine_band, prime, why_not
 from app.perfmodel.references import TWINS, at_batch, reach
 from app.perfmodel.split import Timed, fit
 from app.recommender.estimators.base import (
@@ -49,7 +49,6 @@ from app.recommender.estimators.base import (
     RatiosAt,
     estimators,
 )
-from app.recommender.estimators.machine_band import machine_band
 from app.recommender.evidence import LAB, Hardware, by_batch
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
