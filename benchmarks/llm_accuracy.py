@@ -335,6 +335,7 @@ def main() -> None:
                 if any(e.settled and e.result.workload in LLM_PRESETS for e in run.results)
             ],
             vendors={"gpu": sorted({get(run.hardware_id).vendor for run in reference.shipped()})} if gpu else {},
+            runtimes={"gpu": sorted({c.result.runtime for c in gpu})} if gpu else {},
         )
         OUT.write_text(json.dumps(calibration_out.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {OUT}")

@@ -9,21 +9,24 @@ model already has (about 40 kernels per layer per token: the per-token overhead)
 
 On top, the lab's own prefill/decode measurements calibrate the step (``LlmCalibration``,
 app/perfmodel/data/llm.json, written by ``benchmarks/llm_accuracy.py --write``). The modelled step is
-split into four parts (``COMPONENTS``): compute, reading the weights, reading the KV cache (the
-model's memory time shared by bytes), and the rest (per-kernel and host costs); per kind of device,
-task and precision the measured step is fitted as a non-negative sum of them (least squares on
-relative errors). The parts scale apart across presets, contexts and batches, which one factor
-cannot follow: on this project's Zen 5 VM a bf16 decode reads its KV cache some 60x slower than
-the bandwidth allows (PyTorch's CPU attention in bf16 takes a slow path) while its weights stream at
-3x the model's time, so a factor per task left 27% held-out error and the parts leave 11%. A
-precision with too few measurements keeps one factor per kind and task (the ratio of measured to
-modelled step time, geometric mean): GPUs have hwadvisor's H200 reference run's settled llama3_1b
-prefill and decode, which set one factor per task for the vendor measured (``LlmCalibration.vendors``:
-NVIDIA's eager stack, never carried to another vendor's). A kind or vendor nothing measured has none
-(1) and says so in its band's kind (``gpu-llm-uncalibrated``). A step's band is never narrower than
-the machine band of its regime (app/perfmodel/predict.py ``machine_band``): a catalog part's figure
-stands for any machine of it. benchmarks/llm_accuracy.py reports the error of the whole with one
-preset held out at a time, and the GPU factors' held-out errors.
+split into four parts (``COMPONENTS``): compute, reading the weights, reading the KV cache (the model's
+memory time shared by bytes), and the rest (per-kernel and host costs); per kind of device, task and
+precision the measured step is fitted as a non-negative sum of them (least squares on relative errors).
+The parts scale apart across presets, contexts and batches, which one factor cannot follow: on this
+project's Zen 5 VM a bf16 decode reads its KV cache some 60x slower than the bandwidth allows (PyTorch's
+CPU attention in bf16 takes a slow path) while its weights stream at 3x the model's time, so a factor
+per task left 27% held-out error and the parts leave 11%. A precision with too few measurements keeps
+one factor per kind and task (the ratio of measured to modelled step time, geometric mean): GPUs have
+hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one factor per task for
+the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``: NVIDIA's eager PyTorch,
+whose batch-1 steps are the host's; never carried to another vendor's stack nor to a compiled step,
+which the serving planner models). A kind, vendor or runtime nothing measured has none (1) and says so
+in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured eager too, stands for
+every runtime: its steps are mostly the weights' and the cache's reads, which compiling does not
+change. A step's band is never narrower than the machine band of its regime
+(app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
+benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
+GPU factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split
@@ -80,11 +83,16 @@ class LlmCalibration(BaseModel):
         description="'<kind>' -> the vendors whose devices measured it, where the calibration stands for "
         "theirs alone (a GPU's eager stack is its vendor's: CUDA's is not ROCm's); absent: every vendor.",
     )
+    runtimes: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="'<kind>' -> the runtimes it was measured with, where it stands for those alone (a GPU's "
+        "eager step at batch 1 is its host's, which a compiled step does not pay); absent: every runtime.",
+    )
 
-    def covers(self, kind: str, vendor: str) -> bool:
-        """Whether this calibration speaks for a device of ``kind`` from ``vendor``."""
-        vendors = self.vendors.get(kind)
-        return vendors is None or vendor in vendors
+    def covers(self, kind: str, vendor: str, runtime: str) -> bool:
+        """Whether this calibration speaks for a step of ``runtime`` on a device of ``kind`` from ``vendor``."""
+        vendors, runtimes = self.vendors.get(kind), self.runtimes.get(kind)
+        return (vendors is None or vendor in vendors) and (runtimes is None or runtime in runtimes)
 
     def factor(self, kind: str, task: Task) -> float:
         return self.factors.get(f"{kind}/{task.value}", 1.0)
@@ -234,8 +242,8 @@ def step(
         max(0.0, found.seconds - found.compute_s - found.memory_s),
     ]
     tuned = llm_calibration or shipped()
-    if not tuned.covers(dev.kind, hardware.vendor):
-        tuned = LlmCalibration()  # another vendor's stack: nothing measured it
+    if not tuned.covers(dev.kind, hardware.vendor, runtime):
+        tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it
     calibrated = tuned.seconds(dev.kind, task, precision, parts, found.seconds)
     exchanged = 0.0
     link = ring_link(hardware, shards) if shards > 1 else None

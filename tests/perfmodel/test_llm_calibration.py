@@ -44,10 +44,12 @@ def test_a_precision_weighed_apart_uses_its_weights_and_the_others_the_factor() 
 
 def test_the_gpu_reference_runs_calibrate_their_vendors_gpus_alone_and_no_band_is_narrower_than_machines() -> None:
     """The H200 reference run's settled llama3_1b prefill and decode set one factor per task for NVIDIA's GPUs
-    (the model's eager step was about 1.75x too slow there); another vendor's GPU keeps the model alone."""
+    in eager PyTorch (the model's eager step was about 1.75x too slow there); another vendor's GPU, or a
+    compiled step, keeps the model alone."""
     shape = LLM_PRESETS["llama3_1b"].shape
     shipped = generation.shipped()
-    assert shipped.vendors["gpu"] == ["NVIDIA"] and shipped.covers("cpu", "AMD")
+    assert shipped.vendors["gpu"] == ["NVIDIA"] and shipped.runtimes["gpu"] == ["torch-eager"]
+    assert shipped.covers("cpu", "AMD", "torch-compile")
     h200 = get("h200-sxm-141gb")
     decode = generation.step(shape, Task.decode, Precision.bf16, 1, 512, h200)
     plain = generation.step(shape, Task.decode, Precision.bf16, 1, 512, h200, llm_calibration=LlmCalibration())
@@ -58,5 +60,8 @@ def test_the_gpu_reference_runs_calibrate_their_vendors_gpus_alone_and_no_band_i
     assert decode.seconds < 0.7 * plain.seconds
     amd = generation.step(shape, Task.decode, Precision.bf16, 1, 512, get("mi300x"))
     assert amd is not None and amd.band_kind == "gpu-llm-uncalibrated" and amd.factor == pytest.approx(1.0)
+    # a compiled step (the serving planner's) pays no eager dispatch: the eager factor does not speak for it
+    compiled = generation.step(shape, Task.decode, Precision.bf16, 1, 512, h200, runtime="torch-compile")
+    assert compiled is not None and compiled.band_kind == "gpu-llm-uncalibrated" and compiled.factor == 1.0
     # a host-bound step on a catalog part: never narrower than how far two machines of one part measure apart
     assert decode.band >= machine_band("gpu", "host") > shipped.bands["gpu/decode"]
