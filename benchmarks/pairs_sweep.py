@@ -15,6 +15,10 @@ checked for what no figure should show (``flags``):
   carried from a step of another regime (app/perfmodel/split.py). Where the model's own curve falls
   (its L2 term: a kernel whose working set fits the cache at the smaller batch), it is printed, not
   flagged;
+- a TF32 figure below its FP32 figure on one GPU at one batch where neither was measured and the
+  device bounds the step (``device_bound``): the same bytes on a matrix unit no slower
+  (app/recommender/estimators/modelled.py ``_plain``; without that floor this flags 22, AlexNet's TF32 at
+  0.54-0.90x FP32 on the A10, L4, L40S and RTX 4090 among them);
 - a figure that is not finite and positive, or a band outside 5-300%.
 
 It prints the answers' counts, each refusal reason with how often it came, the model's own falling
@@ -65,8 +69,13 @@ TWIN_SPREAD = 1.5
 """fp16 over bf16 (or back) beyond which an unmeasured pair is flagged: the reference runs measured them
 up to 1.43x apart (the H200's MobileNet-v2 training at 256; cuDNN's fp16 and bf16 kernels differ)."""
 SLOWER = 0.9
+PLAIN_SLOWER = 0.99
+"""A TF32 figure under this share of its FP32 figure is flagged (rounding aside)."""
 """A larger batch this much of a smaller one's throughput, or less, is flagged."""
 BAND_PCT = (5.0, 300.0)
+DEVICE_SHARE = 0.5
+"""A step is the device's where the host's time is under this share of its device's (app/perfmodel/bands.py
+``HOST_SHARE``): an answer's compute or memory time, each at most its device time, stands for the latter."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +104,15 @@ class Answer:
     def factor(self) -> float | None:
         """The calibration's factor on the model's figure (the ``modelled`` reason's), where it has one."""
         return next((float(w["figures"]["factor"]) for w in self.body.get("why", []) if w["code"] == "modelled"), None)
+
+    @property
+    def device_bound(self) -> bool:
+        """Whether the step is surely the device's: the host's time under DEVICE_SHARE of its compute or of its
+        memory time (each no more than the device's time)."""
+        figures = next((w["figures"] for w in self.body.get("why", []) if w["code"] == "modelled"), None)
+        if figures is None:
+            return False
+        return bool(figures["host_ms"] < DEVICE_SHARE * max(figures["compute_ms"], figures["memory_ms"]))
 
     @property
     def label(self) -> str:
@@ -155,6 +173,12 @@ def flags(answers: Sequence[Answer]) -> list[str]:
             ratio = a.throughput / twin.throughput
             if not 1 / TWIN_SPREAD <= ratio <= TWIN_SPREAD:
                 found.append(f"{a.label}: {ratio:.2f}x its bf16 figure ({a.body['source']} / {twin.body['source']})")
+    for (part, workload, task, precision, batch), a in ok.items():
+        plain = ok.get((part, workload, task, "fp32", batch)) if precision == "tf32" else None
+        if plain is None or a.measured or plain.measured or not a.device_bound:
+            continue
+        if a.throughput < PLAIN_SLOWER * plain.throughput:
+            found.append(f"{a.label}: {a.throughput / plain.throughput:.2f}x its fp32 figure, the device's step")
     for small, large in falls(answers):
         if calibration_fell(small, large):
             found.append(

@@ -32,8 +32,11 @@ def test_a_lab_that_measured_nothing_gets_no_answer_an_expert_would_flag(api: Ap
 
 
 def test_the_checks_flag_what_they_say() -> None:
-    def answer(precision: str, batch: int, throughput: float, factor: float, kind: str = "predicted") -> Answer:
-        why = [{"code": "modelled", "figures": {"factor": factor}}]
+    def answer(
+        precision: str, batch: int, throughput: float, factor: float, kind: str = "predicted", host_ms: float = 1.0
+    ) -> Answer:
+        figures = {"factor": factor, "host_ms": host_ms, "compute_ms": 1.0, "memory_ms": 4.0}
+        why = [{"code": "modelled", "figures": figures}]
         body = {"kind": kind, "source": "model", "throughput_samples_per_s": throughput, "error_pct": 30.0, "why": why}
         return Answer("a10", "resnet50", "infer", precision, batch, 200, body)
 
@@ -44,5 +47,9 @@ def test_the_checks_flag_what_they_say() -> None:
     twins = [answer("bf16", 1, 200.0, 1.0), answer("fp16", 1, 400.0, 2.0)]
     assert len(flags(twins)) == 1
     assert flags([twins[0], answer("fp16", 1, 400.0, 2.0, kind="measured")]) == []
+    slower_tf32 = [answer("fp32", 256, 1000.0, 0.8), answer("tf32", 256, 780.0, 0.43)]
+    assert len(flags(slower_tf32)) == 1
+    # the host's step (ResNet-50 at batch 1 on an H100 measured tf32 below fp32): not flagged
+    assert flags([answer("fp32", 1, 300.0, 1.0, host_ms=3.0), answer("tf32", 1, 260.0, 1.0, host_ms=3.0)]) == []
     refused = Answer("a10", "resnet50", "infer", "int8", 1, 404, {"detail": "the model cannot predict it: None (do x)"})
     assert len(flags([refused])) == 1
