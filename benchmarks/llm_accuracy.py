@@ -227,6 +227,14 @@ def quantile90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
 
 
+def header(markdown: bool, *columns: str) -> None:
+    """A table's header line (and, for markdown, its rule), cells bounded as the rows' are."""
+    bar = "|" if markdown else " "
+    print(f"{bar} " + f" {bar} ".join(columns) + f" {bar}")
+    if markdown:
+        print("|---" * len(columns) + "|")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -255,12 +263,20 @@ def main() -> None:
         f"max {spreads[-1]:.2f})"
     )
     bar = "|" if args.markdown else " "
-    print(
-        f"{bar} preset {bar} task {bar} prec {bar} batch {bar} context {bar} measured ms {bar} held-out ms "
-        f"{bar} error {bar} one factor {bar} model alone {bar} roofline {bar}"
+    header(
+        args.markdown,
+        "preset",
+        "task",
+        "prec",
+        "batch",
+        "context",
+        "measured ms",
+        "held-out ms",
+        "error",
+        "one factor",
+        "model alone",
+        "roofline",
     )
-    if args.markdown:
-        print("|---" * 11 + "|")
     errors: dict[str, dict[Task, list[float]]] = {
         name: defaultdict(list) for name in ("held-out", "factor", "model", "roofline")
     }
@@ -280,12 +296,7 @@ def main() -> None:
                 f"{error(c.modelled_s, c.measured_s):.1%} {bar} {error(c.roofline_s, c.measured_s):.1%} {bar}"
             )
     print()
-    print(
-        f"{bar} task {bar} cases {bar} held-out median {bar} held-out mean {bar} one factor {bar} model alone "
-        f"{bar} roofline {bar}"
-    )
-    if args.markdown:
-        print("|---" * 7 + "|")
+    header(args.markdown, "task", "cases", "held-out median", "held-out mean", "one factor", "model alone", "roofline")
     for task in TASKS:
         held = errors["held-out"][task]
         print(
@@ -297,12 +308,8 @@ def main() -> None:
     gpu = reference_cases()
     gpu_factors, gpu_bands, gpu_held = gpu_calibration(gpu)
     print()
-    print(
-        f"{bar} GPU reference run {bar} task {bar} batch {bar} context {bar} measured ms {bar} model ms "
-        f"{bar} measured / model {bar}"
-    )
-    if args.markdown:
-        print("|---" * 7 + "|")
+    columns = ("GPU reference run", "task", "batch", "context", "measured ms", "model ms", "measured / model")
+    header(args.markdown, *columns)
     for c in gpu:
         r = c.result
         print(
