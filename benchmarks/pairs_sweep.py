@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.perfmodel.bands import HOST_SHARE
+
 PARTS = (
     "h100-sxm5-80gb",
     "h100-pcie-80gb",
@@ -69,13 +71,10 @@ TWIN_SPREAD = 1.5
 """fp16 over bf16 (or back) beyond which an unmeasured pair is flagged: the reference runs measured them
 up to 1.43x apart (the H200's MobileNet-v2 training at 256; cuDNN's fp16 and bf16 kernels differ)."""
 SLOWER = 0.9
+"""A larger batch this much of a smaller one's throughput, or less, is flagged."""
 PLAIN_SLOWER = 0.99
 """A TF32 figure under this share of its FP32 figure is flagged (rounding aside)."""
-"""A larger batch this much of a smaller one's throughput, or less, is flagged."""
 BAND_PCT = (5.0, 300.0)
-DEVICE_SHARE = 0.5
-"""A step is the device's where the host's time is under this share of its device's (app/perfmodel/bands.py
-``HOST_SHARE``): an answer's compute or memory time, each at most its device time, stands for the latter."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,18 +100,25 @@ class Answer:
         return all(w["code"] != "out_of_memory" for w in self.body.get("why", []))
 
     @property
+    def modelled(self) -> dict[str, Any] | None:
+        """The figures of the answer's ``modelled`` reason, where it has one."""
+        return next((w["figures"] for w in self.body.get("why", []) if w["code"] == "modelled"), None)
+
+    @property
     def factor(self) -> float | None:
         """The calibration's factor on the model's figure (the ``modelled`` reason's), where it has one."""
-        return next((float(w["figures"]["factor"]) for w in self.body.get("why", []) if w["code"] == "modelled"), None)
+        figures = self.modelled
+        return float(figures["factor"]) if figures is not None else None
 
     @property
     def device_bound(self) -> bool:
-        """Whether the step is surely the device's: the host's time under DEVICE_SHARE of its compute or of its
-        memory time (each no more than the device's time)."""
-        figures = next((w["figures"] for w in self.body.get("why", []) if w["code"] == "modelled"), None)
+        """Whether the step is surely the device's by the bands' rule (app/perfmodel/bands.py ``HOST_SHARE``):
+        the host's time under that share of its compute or of its memory time, each no more than the
+        device's time."""
+        figures = self.modelled
         if figures is None:
             return False
-        return bool(figures["host_ms"] < DEVICE_SHARE * max(figures["compute_ms"], figures["memory_ms"]))
+        return bool(figures["host_ms"] < HOST_SHARE * max(figures["compute_ms"], figures["memory_ms"]))
 
     @property
     def label(self) -> str:
