@@ -232,9 +232,15 @@ def reach(batch: int, measured: Sequence[int]) -> float:
     return max(0.0, math.log(min(measured) / batch), math.log(batch / max(measured)))
 
 
+def far(reach: float) -> bool:
+    """Whether a ratio carried as far as ``reach`` (log units, as ``reach`` measures) went more than
+    BEYOND_NEAR times beyond the batches measured."""
+    return reach > math.log(BEYOND_NEAR)
+
+
 def beyond(batch: int, measured: Sequence[int]) -> bool:
     """Whether ``batch`` lies more than BEYOND_NEAR times beyond every one of the ``measured`` batches."""
-    return reach(batch, measured) > math.log(BEYOND_NEAR)
+    return far(reach(batch, measured))
 
 
 def at_batch(points: Sequence[tuple[int, float]], batch: int | None) -> float:

@@ -7,7 +7,6 @@ never replaced by an interpolation or a prediction.
 
 from __future__ import annotations
 
-import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from app.contracts import DeviceKind, PowerBasis, Precision, Task
-from app.perfmodel.references import BEYOND_NEAR
+from app.perfmodel.references import far
 from app.perfmodel.split import Split, Timed
 from app.recommender.evidence import LAB, Hardware, Point, by_batch
 from app.recommender.guess import Guess
@@ -75,7 +74,7 @@ class LabCorrection(NamedTuple):
     def beyond(self) -> bool:
         """Whether the batch lay more than ``references.BEYOND_NEAR`` times beyond every batch the devices it
         stands on measured (its band is then at least ``gpu-beyond``: their nearest ratio, carried that far)."""
-        return self.reach > math.log(BEYOND_NEAR)
+        return far(self.reach)
 
 
 class Moving(NamedTuple):
