@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.catalog import CatalogHardware, get, reference
-from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport, Task
+from app.contracts import LLM_PRESETS, Precision, ReferenceRun, Result, ResultStatus, RunReport, Task
 from app.perfmodel import generation, llm
 from app.perfmodel.predict import band_of
 
@@ -148,14 +148,20 @@ def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
     return found
 
 
-def reference_cases() -> list[Case]:
-    """The language-model steps hwadvisor's GPU reference runs measured once their GPU had settled, each
-    beside the uncalibrated model's step on the run's catalog part."""
+def language_runs() -> list[tuple[ReferenceRun, list[Result]]]:
+    """Each of hwadvisor's GPU reference runs that measured a language model, with the prefill and decode
+    results it measured once its GPU had settled."""
     found = []
     for run in reference.shipped():
         settled = [e.result for e in run.results if e.settled and e.result.workload in LLM_PRESETS]
-        found += cases(settled, get(run.hardware_id))
+        if settled:
+            found.append((run, settled))
     return found
+
+
+def reference_cases(runs: list[tuple[ReferenceRun, list[Result]]]) -> list[Case]:
+    """The runs' language-model steps, each beside the uncalibrated model's step on the run's catalog part."""
+    return [c for run, settled in runs for c in cases(settled, get(run.hardware_id))]
 
 
 def gpu_calibration(of: list[Case]) -> tuple[dict[str, float], dict[str, float], dict[str, list[float]]]:
@@ -169,11 +175,8 @@ def gpu_calibration(of: list[Case]) -> tuple[dict[str, float], dict[str, float],
         if not group:
             continue
         factors[f"gpu/{task.value}"] = round(factor(group), 4)
-        errors = [
-            abs(math.log(c.modelled_s * factor([o for o in group if o is not c]) / c.measured_s))
-            for c in group
-            if len(group) > 1
-        ]
+        others = [(c, [o for o in group if o is not c]) for c in group] if len(group) > 1 else []
+        errors = [abs(math.log(c.modelled_s * factor(rest) / c.measured_s)) for c, rest in others]
         held[task.value] = errors
         bands[f"gpu/{task.value}"] = round(max([band_of("gpu-transfer"), *errors]), 4)
     return factors, bands, held
@@ -305,7 +308,8 @@ def main() -> None:
             f"{statistics.fmean(errors['model'][task]):.1%} {bar} "
             f"{statistics.fmean(errors['roofline'][task]):.1%} {bar}"
         )
-    gpu = reference_cases()
+    runs = language_runs()
+    gpu = reference_cases(runs)
     gpu_factors, gpu_bands, gpu_held = gpu_calibration(gpu)
     print()
     columns = ("GPU reference run", "task", "batch", "context", "measured ms", "model ms", "measured / model")
@@ -323,7 +327,6 @@ def main() -> None:
         print(f"{key}: factor {gpu_factors[key]}, held-out log errors {said}, band {gpu_bands[key]}")
     if args.write:
         everything = calibration(found)
-        parts = sorted({c.result.workload for c in gpu})
         calibration_out = generation.LlmCalibration(
             factors=everything.factors | gpu_factors,
             weights=everything.weights,
@@ -336,12 +339,11 @@ def main() -> None:
                 f"{report.finished_at:%Y-%m-%d})"
             ]
             + [
-                f"{run.source}: {sum(1 for e in run.results if e.settled and e.result.workload in LLM_PRESETS)} "
-                f"settled prefill/decode results of {', '.join(parts)} ({run.captured}; the gpu factors)"
-                for run in reference.shipped()
-                if any(e.settled and e.result.workload in LLM_PRESETS for e in run.results)
+                f"{run.source}: {len(settled)} settled prefill/decode results of "
+                f"{', '.join(sorted({r.workload for r in settled}))} ({run.captured}; the gpu factors)"
+                for run, settled in runs
             ],
-            vendors={"gpu": sorted({get(run.hardware_id).vendor for run in reference.shipped()})} if gpu else {},
+            vendors={"gpu": sorted({get(run.hardware_id).vendor for run, _ in runs})} if gpu else {},
             runtimes={"gpu": sorted({c.result.runtime for c in gpu})} if gpu else {},
         )
         OUT.write_text(json.dumps(calibration_out.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
