@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from app.cli.common import database
-from app.contracts import Precision, Task
+from app.contracts import DeviceKind, Precision, Task
 
 
 def plan(
@@ -43,6 +43,9 @@ def plan(
     ] = None,
     precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
     runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
+    device_kind: Annotated[
+        list[DeviceKind] | None, typer.Option(help="Only this kind of device: cuda (GPUs) or cpu (repeat).")
+    ] = None,
     owned: Annotated[
         bool, typer.Option("--owned", help="Only hardware the lab owns (default: the catalog too).")
     ] = False,
@@ -74,6 +77,7 @@ def plan(
                 "batch_size": batch,
                 "precisions": precision or None,
                 "runtimes": runtime or None,
+                "device_kinds": device_kind or None,
                 "scope": "owned" if owned else "catalog",
                 "target": target,
                 "power_budget_w": power_budget,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.common import database
-from app.contracts import Precision, Task
+from app.contracts import DeviceKind, Precision, Task
 from app.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ def recommend(
     max_price: Annotated[float | None, typer.Option(min=1, help="USD for all devices.")] = None,
     precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
     runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
+    device_kind: Annotated[
+        list[DeviceKind] | None, typer.Option(help="Only this kind of device: cuda (GPUs) or cpu (repeat).")
+    ] = None,
     catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,
     variants: Annotated[
         bool,
@@ -66,6 +69,7 @@ def recommend(
                     "max_price_usd": max_price,
                     "precisions": precision or None,
                     "runtimes": runtime or None,
+                    "device_kinds": device_kind or None,
                     "variants": variant or None,
                 },
             }

@@ -177,6 +177,11 @@ class Constraints(Strict):
     max_price_usd: Positive | None = None
     precisions: list[Precision] | None = Field(default=None, max_length=16)
     runtimes: list[Name] | None = Field(default=None, max_length=64)
+    device_kinds: list[DeviceKind] | None = Field(
+        default=None,
+        max_length=2,
+        description="Only these kinds of device: 'cuda' (GPUs) or 'cpu'; none: both (ask 'which GPU' with ['cuda']).",
+    )
     variants: list[VariantName] | None = Field(
         default=None,
         max_length=64,

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from app.contracts.common import Precision, Strict, Task
+from app.contracts.common import DeviceKind, Precision, Strict, Task
 
 
 class PluginRow(Strict):
@@ -25,6 +25,7 @@ class PluginRow(Strict):
 class Vocabulary(Strict):
     precisions: list[Precision]
     tasks: list[Task]
+    device_kinds: list[DeviceKind] = Field(description="The kinds of device a recommendation or plan may keep.")
     suites: list[str] = Field(description="The built-in benchmark suites.")
 
 

@@ -101,10 +101,12 @@ def plan(session: Session, request: PlanRequest) -> Plan:
         task=request.task,
         batch_size=request.batch_size,
         scope=request.scope,
-        constraints=Constraints(precisions=request.precisions, runtimes=request.runtimes),
+        constraints=Constraints(
+            precisions=request.precisions, runtimes=request.runtimes, device_kinds=request.device_kinds
+        ),
     )
     table, notes = options(session, spec)
-    rows = np.flatnonzero(table.allowed(request.precisions, request.runtimes))
+    rows = np.flatnonzero(table.allowed(request.precisions, request.runtimes, device_kinds=request.device_kinds))
     needed = needed_throughput(request)
     memory: dict[Precision, Memory | None] = {}
     sized: list[Sized] = []

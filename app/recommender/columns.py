@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.catalog.price import price_of
-from app.contracts import EstimateKind, Precision, Price
+from app.contracts import DeviceKind, EstimateKind, Precision, Price
 from app.perfmodel.lab_scaling import EMPTY, LabScaling
 from app.recommender.estimators import Config
 from app.recommender.evidence import Hardware
@@ -83,9 +83,10 @@ class Columns:
         variants: list[str] | None = None,
         *,
         allow_variants: bool = False,
+        device_kinds: list[DeviceKind] | None = None,
     ) -> npt.NDArray[np.bool_]:
-        """The rows the ask's precision, runtime and variant filters keep: the original model's, and a
-        variant's only where the ask allows variants (and names it, when it names any)."""
+        """The rows the ask's precision, runtime, device-kind and variant filters keep: the original
+        model's, and a variant's only where the ask allows variants (and names it, when it names any)."""
         wanted_variants = [
             i
             for i, v in enumerate(self.variants)
@@ -98,6 +99,9 @@ class Columns:
         if runtimes is not None:
             wanted = [i for i, r in enumerate(self.runtimes) if r in runtimes]
             keep &= np.isin(self.runtime_index, wanted)
+        if device_kinds is not None:
+            wanted = [i for i, h in enumerate(self.hardware) if h.ref.kind in device_kinds]
+            keep &= np.isin(self.hardware_index, wanted)
         return keep
 
 

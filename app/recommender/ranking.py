@@ -135,7 +135,9 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     """The answer from the table's columns: constraints, power caps, scores and the objective's order
     are array arithmetic over every row; only the listed candidates and rejections become models."""
     c = spec.constraints
-    allowed = table.allowed(c.precisions, c.runtimes, c.variants, allow_variants=spec.allow_variants)
+    allowed = table.allowed(
+        c.precisions, c.runtimes, c.variants, allow_variants=spec.allow_variants, device_kinds=c.device_kinds
+    )
     figures = Figures(table.throughput, table.power_w, table.latency_p99_ms, table.memory_gb)
     together = Together(spec, table)
     reasons = rejected_by(spec, table, figures, together) & allowed

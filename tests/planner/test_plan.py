@@ -130,6 +130,7 @@ requests = st.fixed_dictionaries(
         "power_budget_w": st.none() | st.floats(min_value=50, max_value=800),
         "system_power_budget_w": st.none() | st.floats(min_value=300, max_value=20_000),
         "max_price_usd": st.none() | st.floats(min_value=2_000, max_value=500_000),
+        "device_kinds": st.none() | st.sampled_from([["cuda"], ["cpu"], ["cpu", "cuda"]]),
         "limit": st.just(500),
         "cluster": st.fixed_dictionaries({"max_devices": st.integers(min_value=1, max_value=128)}),
         "costs": st.fixed_dictionaries({"system_usd": st.sampled_from([0.0, 15_000.0])}),
@@ -179,11 +180,13 @@ def test_no_plan_breaks_a_stated_constraint(db: Database) -> None:
             if q.target.job is not None and q.target.job.deadline_hours is not None:
                 assert c.job is not None and c.job.time_to_train_hours <= q.target.job.deadline_hours * slack
             assert c.scaling_efficiency <= 1 + 1e-9
+            assert q.device_kinds is None or c.hardware.kind in q.device_kinds
             if c.price is not None:
                 bought = c.devices * c.price.usd + c.systems * q.costs.system_usd
                 assert c.costs.purchase_usd == pytest.approx(bought)
             if c.system_power_w is not None:
                 assert c.costs.energy_kwh == pytest.approx(c.system_power_w / 1000 * c.costs.running_hours)
+        assert q.device_kinds is None or all(r.hardware.kind in q.device_kinds for r in answer.rejected)
         ranks = [c.rank for c in answer.candidates]
         assert ranks == list(range(1, len(ranks) + 1))
 

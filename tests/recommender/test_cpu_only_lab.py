@@ -76,6 +76,49 @@ def test_a_cpu_only_lab_is_offered_gpus_with_predicted_figures(api: Api, workloa
     assert "best 1000" not in " ".join(answer["notes"])  # the whole list: none cut
 
 
+@pytest.mark.parametrize("workload", ["resnet50", "bert_base"])
+def test_which_gpu_is_asked_with_device_kinds_and_answers_only_gpus(api: Api, workload: str) -> None:
+    """'Which GPU for ResNet-50 inference under 300 W?' as a user asks it: no runtime or precision named,
+    only the kind of device. Without the filter the lab's own CPU and the published Xeons come first;
+    with it every candidate and every rejection is a GPU, ranked as they were among the CPUs."""
+    cpu_only_lab(api)
+    body = {
+        "workload": workload,
+        "task": "infer",
+        "scope": "catalog",
+        "batch_size": 32,
+        "constraints": {"power_budget_w": BUDGET_W},
+        "limit": 1000,
+    }
+    headers = api.bearer(api.token("readonly"))
+
+    def answer(constraints: dict[str, Any]) -> dict[str, Any]:
+        asked = {**body, "constraints": {**body["constraints"], **constraints}}
+        response = api.client.post("/api/v1/recommendations", json=asked, headers=headers)
+        assert response.status_code == 200, response.text
+        found: dict[str, Any] = response.json()
+        return found
+
+    everything, gpus = answer({}), answer({"device_kinds": ["cuda"]})
+    assert {c["hardware"]["kind"] for c in everything["candidates"]} == {"cpu", "cuda"}
+    assert gpus["candidates"] and all(c["hardware"]["kind"] == "cuda" for c in gpus["candidates"])
+    assert all(r["hardware"]["kind"] == "cuda" for r in gpus["rejected"])
+    rows = [(c["hardware"]["name"], c["runtime"], c["precision"], c["batch_size"]) for c in gpus["candidates"]]
+    before = [
+        (c["hardware"]["name"], c["runtime"], c["precision"], c["batch_size"])
+        for c in everything["candidates"]
+        if c["hardware"]["kind"] == "cuda"
+    ]
+    assert before and rows[: len(before)] == before  # the same GPUs in the same order, more of them listed
+    assert {c["hardware"]["catalog_id"] for c in gpus["candidates"]} >= GPUS_UNDER_BUDGET
+    cpus = answer({"device_kinds": ["cpu"]})
+    assert cpus["candidates"] and all(c["hardware"]["kind"] == "cpu" for c in cpus["candidates"])
+    refused = api.client.post(
+        "/api/v1/recommendations", json={**body, "constraints": {"device_kinds": ["gpu"]}}, headers=headers
+    )
+    assert refused.status_code == 422 and "cuda" in refused.text  # the vocabulary's word, said back
+
+
 def test_an_h100_prediction_is_answered_for_every_runtime_and_a_t4_says_why_not_bf16(api: Api) -> None:
     cpu_only_lab(api)
     headers = api.bearer(api.token("readonly"))

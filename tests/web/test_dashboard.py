@@ -88,6 +88,7 @@ def test_fleet_machine_recommend_jobs_catalog(browser: Any, server: ServerProces
     page.fill("input[name=power_budget_w]", "400")
     page.fill("input[name=batch_size]", "64")
     page.check("input[name=precision][value=bf16]")
+    page.check("#recommend-form input[name=device_kind][value=cuda]")
     page.check("input[name=scope][value=owned]")
     page.click("#recommend-submit")
     page.wait_for_selector("#recommend-result tr.candidate")
@@ -99,6 +100,7 @@ def test_fleet_machine_recommend_jobs_catalog(browser: Any, server: ServerProces
     assert chart_points(page, "#chart-pareto") >= 4 + 3
     rest = page.inner_text("#rest-query")
     assert f"{server.url}/api/v1/recommendations" in rest and '"power_budget_w":400' in rest
+    assert '"device_kinds":["cuda"]' in rest  # "which GPU": the kind of device is asked, not implied
     page.screenshot(path=str(screenshots / "3-recommend.png"), full_page=True)
 
     page.click("#nav a[data-page=compare]")
@@ -227,6 +229,9 @@ def test_the_menu_and_the_forms_come_from_the_registry(browser: Any, server: Ser
     boxes = page.locator("#recommend-form input[name=precision]")
     precisions = boxes.evaluate_all("(boxes) => boxes.map((b) => b.value)")
     assert precisions == registry["vocabulary"]["precisions"]
+    for form in ("#recommend-form",):  # the plan page's boxes: the plan test ticks one
+        kinds = page.locator(f"{form} input[name=device_kind]").evaluate_all("(boxes) => boxes.map((b) => b.value)")
+        assert kinds == registry["vocabulary"]["device_kinds"] == ["cpu", "cuda"]
     variants = page.locator("#recommend-form input[name=variant]").evaluate_all("(boxes) => boxes.map((b) => b.value)")
     assert variants == [row["name"] for row in registry["families"]["variant"]]
 
@@ -292,6 +297,7 @@ def test_the_plan_page_ranks_device_counts_and_breaks_down_the_selected_one(
     page.fill("input[name=deadline_hours]", "1")  # 12.8 M samples in an hour: several devices
     page.fill("input[name=cloud_part]", "h100-sxm5-80gb")
     page.fill("input[name=cloud_usd_per_device_hour]", "3")
+    page.check("#plan-form input[name=device_kind][value=cuda]")
     page.click("#plan-submit")
     rows = page.locator("#plan-candidates tr.candidate")
     rows.first.wait_for()
@@ -299,9 +305,11 @@ def test_the_plan_page_ranks_device_counts_and_breaks_down_the_selected_one(
     asked = json.loads(page.inner_text("#plan-rest").split("-d '", 1)[1].rstrip("'"))
     assert asked["target"] == {"job": {"dataset_samples": 1281167, "epochs": 10, "deadline_hours": 1}}
     assert asked["costs"] == {"cloud_usd_per_device_hour": {"h100-sxm5-80gb": 3}}
+    assert asked["device_kinds"] == ["cuda"]
     answer = httpx.post(f"{server.url}/api/v1/plans", json=asked, headers=ADMIN_HEADERS, timeout=60)
     assert answer.status_code == 200, answer.text
     plan = answer.json()
+    assert {c["hardware"]["kind"] for c in plan["candidates"]} == {"cuda"}
     assert len(plan["candidates"]) >= 2
     assert rows.count() == len(plan["candidates"])
     cells = [row.split("\t") for row in rows.all_inner_texts()]

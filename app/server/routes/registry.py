@@ -1,6 +1,6 @@
 """What the server can name: every plug-in family's plug-ins (workloads, runtimes, primitives, probes,
 energy meters, estimators, objectives, the dashboard's pages) and the shared vocabulary (precisions,
-tasks, built-in suites). The dashboard's forms and menu and the CLI's help read this, so no list of
+tasks, device kinds, built-in suites). The dashboard's forms and menu and the CLI's help read this, so no list of
 names is written twice."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from app import plugins, web
-from app.contracts import BUILT_IN_SUITES, Precision, RegistryRead, Task
+from app.contracts import BUILT_IN_SUITES, DeviceKind, Precision, RegistryRead, Task
 from app.server.deps import Reader
 
 router = APIRouter(prefix="/registry", tags=["registry"])
@@ -23,6 +23,11 @@ def read_registry(_reader: Reader) -> RegistryRead:
     return RegistryRead.model_validate(
         {
             "families": families,
-            "vocabulary": {"precisions": list(Precision), "tasks": list(Task), "suites": list(BUILT_IN_SUITES)},
+            "vocabulary": {
+                "precisions": list(Precision),
+                "tasks": list(Task),
+                "device_kinds": list(DeviceKind),
+                "suites": list(BUILT_IN_SUITES),
+            },
         }
     )

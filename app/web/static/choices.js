@@ -1,5 +1,5 @@
 // What the forms offer, read from the server and written nowhere here: workloads, objectives and the
-// vocabulary (precisions, tasks, suites) from GET /api/v1/registry, plus the workloads that only
+// vocabulary (precisions, tasks, device kinds, suites) from GET /api/v1/registry, plus the workloads that only
 // published results cover (the recommender answers for those too).
 
 import { api } from "./api.js";
@@ -33,4 +33,19 @@ export function workloadFields(list, workload, task) {
     taskSelect.replaceChildren(...options(tasksOf(workloadSelect.value), taskSelect.value));
   });
   return [h("label", {}, "workload", workloadSelect), h("label", {}, "task", taskSelect)];
+}
+
+const KIND_LABELS = { cuda: "GPU (cuda)", cpu: "CPU" };
+
+/** Checkboxes (named "device_kind") that keep only the kinds of device ticked: "which GPU" is cuda alone. */
+export function deviceKindFields(registry, chosen) {
+  return [h("span", { class: "muted", text: "devices:" }),
+    ...registry.vocabulary.device_kinds.map((k) => h("label", {},
+      h("input", { type: "checkbox", name: "device_kind", value: k, checked: (chosen || []).includes(k) }), KIND_LABELS[k] || k))];
+}
+
+/** The ticked device kinds of a form, or null for every kind. */
+export function deviceKindsOf(data) {
+  const kinds = data.getAll("device_kind");
+  return kinds.length ? kinds : null;
 }

@@ -3,7 +3,7 @@
 
 import { API, api, everyItem } from "../api.js";
 import { chart, chartBox, COLORS } from "../charts.js";
-import { workloadFields, workloads } from "../choices.js";
+import { deviceKindFields, deviceKindsOf, workloadFields, workloads } from "../choices.js";
 import { badge, failure, fmt, h, options, table, td } from "../dom.js";
 
 export const page = { name: "plan", title: "Plan", order: 35 };
@@ -62,7 +62,7 @@ function specFromForm(form) {
     workload: data.get("workload"), task: data.get("task"), objective: data.get("objective"), scope: data.get("scope"),
     batch_size: number("batch_size"),
     precisions: precisions.length ? precisions : null, runtimes: runtimes.length ? runtimes : null,
-    target,
+    device_kinds: deviceKindsOf(data), target,
     power_budget_w: number("power_budget_w"), system_power_budget_w: number("system_power_budget_w"),
     max_price_usd: number("max_price_usd"),
     costs: { period_years: number("period_years"), electricity_usd_per_kwh: number("electricity_usd_per_kwh"),
@@ -146,6 +146,7 @@ function planForm(spec, registry, zoo, catalog, clusters) {
       h("span", { class: "muted", text: "precisions:" }),
       registry.vocabulary.precisions.map((p) => h("label", {}, h("input", { type: "checkbox", name: "precision", value: p, checked: (spec.precisions || []).includes(p) }), p)),
       h("label", {}, "runtimes", h("input", { name: "runtimes", placeholder: "any (comma-separated)", value: (spec.runtimes || []).join(", ") })),
+      deviceKindFields(registry, spec.device_kinds),
       h("button", { type: "submit", id: "plan-submit" }, "Plan")));
 }
 

@@ -3,7 +3,7 @@
 
 import { API, api } from "../api.js";
 import { chart, chartBox, COLORS, errorBars } from "../charts.js";
-import { names, workloadFields, workloads } from "../choices.js";
+import { deviceKindFields, deviceKindsOf, names, workloadFields, workloads } from "../choices.js";
 import { badge, estimateCell, failure, fmt, h, options, referenceBadge, table, td } from "../dom.js";
 
 export const page = { name: "recommend", title: "Recommend", order: 30 };
@@ -34,7 +34,7 @@ function specFromForm(form) {
     device_count: number("device_count") || 1, latency_p99_slo_ms: number("latency_p99_slo_ms"),
     min_throughput_samples_per_s: number("min_throughput_samples_per_s"), max_price_usd: number("max_price_usd"),
     precisions: precisions.length ? precisions : null, runtimes: runtimes.length ? runtimes : null,
-    variants: variants.length ? variants : null,
+    device_kinds: deviceKindsOf(data), variants: variants.length ? variants : null,
   };
   for (const k of Object.keys(constraints)) if (constraints[k] === null) delete constraints[k];
   const spec = { workload: data.get("workload"), task: data.get("task"), objective: data.get("objective"),
@@ -63,6 +63,7 @@ function recommendForm(spec, registry, zoo) {
       h("span", { class: "muted", text: "precisions:" }),
       registry.vocabulary.precisions.map((p) => h("label", {}, h("input", { type: "checkbox", name: "precision", value: p, checked: (c.precisions || []).includes(p) }), p)),
       h("label", {}, "runtimes", h("input", { name: "runtimes", placeholder: "any (comma-separated)", value: (c.runtimes || []).join(", ") })),
+      deviceKindFields(registry, c.device_kinds),
       h("label", {}, h("input", { type: "radio", name: "scope", value: "owned", checked: spec.scope !== "catalog" }), "machines we own"),
       h("label", {}, h("input", { type: "radio", name: "scope", value: "catalog", checked: spec.scope === "catalog" }), "also catalog hardware"),
       h("button", { type: "submit", id: "recommend-submit" }, "Recommend")),
