@@ -15,6 +15,7 @@ from app.bench.variants.base import CAVEAT, variants
 from app.catalog import CatalogHardware
 from app.contracts import (
     Estimate,
+    EstimateKind,
     Precision,
     PredictionRequest,
     ReasonCode,
@@ -374,12 +375,15 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models
     evidence = Evidence(points, workload=name, task=task, variant=variant)
-    result = None
+    guesses: list[Guess] = []
     for source in _sources_for(points, request.runtime):
         config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
-        result = estimate(hardware, config, evidence)
-        if result is not None:
-            break
+        guess = estimate(hardware, config, evidence)
+        if guess is not None:
+            guesses.append(guess)
+    # a figure measured on this part (or between its measured batches) before a model's, whatever the
+    # source: the lab's CPU having run the runtime must not turn a reference run's H100 figure into a guess
+    result = max(guesses, key=lambda guess: guess.kind is not EstimateKind.predicted, default=None)
     if result is None:
         what = f"{workload_label(name, task)}" + (f" in variant {variant}" if variant else "")
         if variant is not None:
@@ -402,12 +406,12 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
 
 
 def _sources_for(points: list[Point], runtime: str) -> list[str]:
-    """The sources to estimate a runtime's config from, in turn: the lab's where it ran the runtime,
-    else each other source that did (a reference run, a published one), and the lab's last, whose
-    config the model answers when nothing measured says anything of this one."""
-    if any(p.runtime == runtime for p in points if p.source == LAB):
-        return [LAB]
+    """The sources to estimate a runtime's config from, in the order ties go: the lab's first where it
+    ran the runtime, then each other source that did (a reference run, a published one), and the lab's
+    last where it did not, whose config the model answers when nothing measured says anything of this one."""
     others = sorted({p.source for p in points if p.runtime == runtime and p.source != LAB}, key=_reference_first)
+    if any(p.runtime == runtime for p in points if p.source == LAB):
+        return [LAB, *others]
     return [*others, LAB]
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from app.catalog import reference
+from app.contracts import Precision, Task
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
 from testkit.factories import Api, run_report
@@ -120,15 +122,40 @@ def test_which_gpu_is_asked_with_device_kinds_and_answers_only_gpus(api: Api, wo
 
 
 def test_an_h100_prediction_is_answered_for_every_runtime_and_a_t4_says_why_not_bf16(api: Api) -> None:
+    """The lab's CPU ran torch-eager; the H100 reference run measured this very config: its figure is
+    measured (on another machine with the part, its machine band), not the model's calibrated guess of it,
+    which has the same throughput and a wider band. NGC's stack nothing ran on an H100 is predicted."""
     cpu_only_lab(api)
     headers = api.bearer(api.token("readonly"))
-    for runtime in ("torch-eager", "pytorch-ngc"):
+    (run,) = [r for r in reference.shipped() if r.hardware_id == "h100-sxm5-80gb"]
+    (measured_there,) = [
+        e.result.throughput_samples_per_s
+        for e in reference.settled_models(run)
+        if (e.result.workload, e.result.task, e.result.runtime, e.result.precision, e.result.batch_size)
+        == ("resnet50", Task.infer, "torch-eager", Precision.bf16, 256)
+    ]
+    for runtime, kind in (("torch-eager", "measured"), ("pytorch-ngc", "predicted")):
         body = {"catalog_id": "h100-sxm5-80gb", "workload": "resnet50", "task": "infer", "runtime": runtime}
         response = api.client.post(
             "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 256}, headers=headers
         )
         assert response.status_code == 200, response.text
-        assert response.json()["kind"] == "predicted"
+        assert response.json()["kind"] == kind
+    assert response.json()["source"] != run.source  # NGC's figure is the published stack's, not the run's
+    eager = api.client.post(
+        "/api/v1/predictions",
+        json={**body, "runtime": "torch-eager", "precision": "bf16", "batch_size": 256},
+        headers=headers,
+    ).json()
+    assert eager["source"] == run.source and eager["throughput_samples_per_s"] == pytest.approx(measured_there)
+    assert "measured by hwadvisor's own reference run" in eager["explanation"]
+    # at a batch the run did not measure, it is the model's, calibrated by the run
+    between = api.client.post(
+        "/api/v1/predictions",
+        json={**body, "runtime": "torch-eager", "precision": "bf16", "batch_size": 100},
+        headers=headers,
+    ).json()
+    assert between["kind"] != "measured"
     body = {"catalog_id": "t4", "workload": "bert_base", "task": "train", "runtime": "torch-eager"}
     refused = api.client.post(
         "/api/v1/predictions", json={**body, "precision": "bf16", "batch_size": 8}, headers=headers
