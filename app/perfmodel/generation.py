@@ -45,7 +45,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.catalog import CatalogHardware
-from app.contracts import LlmShape, Precision, Task
+from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
 from app.perfmodel.device import device, peak
@@ -54,6 +54,7 @@ from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of, machine_band
 from app.perfmodel.profile import Profile
+from app.perfmodel.profile import shipped as profiles
 from app.perfmodel.scaling import TYPICAL, allreduce_seconds, ring_link
 
 COMPONENTS = ("compute", "weights", "kv_cache", "other")
@@ -211,6 +212,44 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
+def parts_of(found: Breakdown, held: Memory) -> list[float]:
+    """A modelled step in COMPONENTS: its compute, its memory time shared between the weights and the KV
+    cache by their bytes, and the rest (per-kernel and host costs the device does not hide)."""
+    kv_share = held.kv_cache / (held.weights + held.kv_cache) if held.kv_cache else 0.0
+    return [
+        found.compute_s,
+        found.memory_s * (1 - kv_share),
+        found.memory_s * kv_share,
+        max(0.0, found.seconds - found.compute_s - found.memory_s),
+    ]
+
+
+def zoo_factor(
+    workload: str,
+    task: Task,
+    precision: Precision,
+    batch: int,
+    hardware: CatalogHardware,
+    runtime: str,
+    found: Breakdown,
+) -> tuple[float, float] | None:
+    """A zoo language model's step as the recommender modelled it (``found``, from its recorded profile)
+    calibrated as ``step`` calibrates the serving planner's: the factor on its throughput (modelled over
+    calibrated step time) and the calibration's band; None where nothing calibrates it (not a Llama
+    preset's prefill or decode, a kind nothing measured, another vendor's stack or another runtime)."""
+    preset = LLM_PRESETS.get(workload)
+    recorded = profiles().get((workload, task, precision))
+    if preset is None or recorded is None or task not in (Task.prefill, Task.decode):
+        return None
+    tuned = shipped()
+    band, band_kind = tuned.band(hardware.kind, task)
+    if band_kind != f"{hardware.kind}-llm" or not tuned.covers(hardware.kind, hardware.vendor, runtime):
+        return None
+    context = recorded.shape["sequence"]
+    parts = parts_of(found, memory(preset.shape, task, precision, batch, context))
+    return found.seconds / tuned.seconds(hardware.kind, task, precision, parts, found.seconds), band
+
+
 def step(
     shape: LlmShape,
     task: Task,
@@ -234,13 +273,7 @@ def step(
     profile = profile_of(part, task, precision, context)
     (found,) = steps([Case(profile, dev, batch, runtime, threads)], calibration().of(dev.kind))
     held = memory(shape, task, precision, batch, context, shards)
-    kv_share = held.kv_cache / (held.weights + held.kv_cache) if held.kv_cache else 0.0
-    parts = [
-        found.compute_s,
-        found.memory_s * (1 - kv_share),
-        found.memory_s * kv_share,
-        max(0.0, found.seconds - found.compute_s - found.memory_s),
-    ]
+    parts = parts_of(found, held)
     tuned = llm_calibration or shipped()
     if not tuned.covers(dev.kind, hardware.vendor, runtime):
         tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from app.catalog import reference
-from app.contracts import Precision, Task
+from app.catalog import get, reference
+from app.contracts import LLM_PRESETS, Precision, Task
+from app.perfmodel import generation
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
 from testkit.factories import Api, run_report
@@ -312,3 +313,39 @@ def test_a_published_stacks_step_and_its_parts_are_scaled_alike(api: Api) -> Non
     assert modelled and all(f["factor"] != 1 for f in modelled)  # OpenVINO's stack factor
     for f in modelled:
         assert f["compute_ms"] + f["memory_ms"] <= f["step_ms"] * (1 + 1e-9)
+
+
+def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serving_planners(api: Api) -> None:
+    """The recommender's llama3_1b decode and prefill on an H100 and on a Xeon (nothing in this lab ran a
+    language model) take the shipped calibration the serving planner's steps take, so the two answers
+    agree (the recommender times the recorded profile, the planner the written-down one: within 10%); an
+    MI300X, whose stack nothing measured, keeps the model alone and says so."""
+    cpu_only_lab(api)
+    headers = api.bearer(api.token("readonly"))
+    preset = LLM_PRESETS["llama3_1b"].shape
+    for part, precision, task, batch in (
+        ("h100-sxm5-80gb", Precision.bf16, Task.decode, 1),
+        ("h100-sxm5-80gb", Precision.bf16, Task.decode, 16),
+        ("h100-sxm5-80gb", Precision.bf16, Task.prefill, 1),
+        ("xeon-platinum-8480plus", Precision.fp32, Task.decode, 1),
+        ("mi300x", Precision.bf16, Task.decode, 1),
+    ):
+        body = {
+            "catalog_id": part,
+            "workload": "llama3_1b",
+            "task": task.value,
+            "precision": precision.value,
+            "batch_size": batch,
+            "runtime": "torch-eager",
+        }
+        response = api.client.post("/api/v1/predictions", json=body, headers=headers)
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        planned = generation.step(preset, task, precision, batch, 512, get(part))
+        assert planned is not None
+        assert answer["latency_p99_ms"] == pytest.approx(planned.seconds * 1000, rel=0.1), part
+        calibrated = "calibrated by hwadvisor's own prefill and decode runs" in answer["explanation"]
+        assert calibrated == (planned.factor != 1.0), part
+        assert calibrated == (part != "mi300x")
+        if calibrated:  # the planner's band: the calibration's, no narrower than the machine band
+            assert answer["error_pct"] == pytest.approx(as_pct(planned.band))

@@ -30,6 +30,7 @@ from functools import lru_cache
 from app.contracts import DeviceKind, EstimateKind, Precision, ReasonCode
 from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.calibrate import traffic_group
+from app.perfmodel.generation import zoo_factor
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
 from app.perfmodel.params import shipped as calibration
@@ -59,6 +60,8 @@ GRAPH_GPU_GAP = (3.0, 6.7)
 """How many times faster MLPerf Inference's TensorRT int8 ran than the model's figure for a graph runtime
 on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fourth section, 0.15-0.33.
 Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says so in words."""
+LANGUAGE_RUNS = "hwadvisor's own prefill and decode runs (app/perfmodel/data/llm.json), as the serving planner is"
+"""What calibrates a language model's step that no lab device measured (``_language_model``)."""
 MODEL = "model"
 """The source of a figure made from the catalog's specs and the profile alone (the contract's word)."""
 PLAIN = {Precision.tf32: Precision.fp32}
@@ -312,6 +315,32 @@ def _regime_band(name: str, regime: str, *otherwise: str) -> float:
     return band_of(in_regime(name, regime), name, *otherwise)
 
 
+def _language_model(
+    hardware: Hardware, config: Config, evidence: Evidence, modelled: Prediction
+) -> tuple[float, float] | None:
+    """A zoo language model's prefill or decode that no lab device calibrates, calibrated as the serving
+    planner's steps are (app/perfmodel/generation.py ``zoo_factor``): the factor and band of hwadvisor's
+    own prefill and decode runs, where they speak for the kind, vendor and runtime; a catalog part's band
+    no narrower than machines of one part measure apart. Without it the recommender's H100 decode step of
+    llama3_1b at batch 1 was the model's 12.2 ms where ``plan-serving`` said 6.9 ms."""
+    assert hardware.spec is not None
+    found = zoo_factor(
+        evidence.workload,
+        evidence.task,
+        config.precision,
+        config.batch_size,
+        hardware.spec,
+        config.runtime,
+        modelled.breakdown,
+    )
+    if found is None:
+        return None
+    factor, band = found
+    if not hardware.ref.owned:
+        band = max(band, machine_band(modelled.band_kind, modelled.regime))
+    return factor, band
+
+
 def _twin(
     precision: Precision,
     kind: str,
@@ -375,6 +404,10 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         far = correction is not None and correction.beyond
         band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
+        language = None if correction is not None else _language_model(hardware, config, evidence, modelled)
+        if language is not None:
+            factor, band = language
+            calibrated_by = LANGUAGE_RUNS
         if at_twin is not None:
             # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
             band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))
