@@ -1,7 +1,7 @@
 """How well the performance model predicts hardware it was not calibrated on, against two baselines.
 
     .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets] [--with-mlperf]
-                                            [--in-sample]
+                                            [--in-sample] [--forward-diagnosis]
 
 1. Leave one GPU out over Lambda 2024's single-GPU training rows (every workload with a zoo
    counterpart, the fp32 column — TF32 on Ampere and newer, NGC's default — and fp16): the model is
@@ -23,6 +23,9 @@ uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets f
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
 ``--in-sample`` also prints each GPU's mean signed error with every GPU in the calibration: what the
 model's form cannot fit even when it sees the part (a diagnostic, not an accuracy figure).
+``--forward-diagnosis`` takes test 2 apart against v2_2025's own H100 SXM5 rows (read for this, never
+fitted): whether the rerun's stack moved, each part's measured and modelled speed-up over the H100, and
+the least error a model monotone in the catalog's specs and right on the H100 could have.
 Bands: each prediction's band is the 90% quantile of the absolute log errors of the *other* held-out
 parts (split conformal, app/perfmodel/bands.py); coverage is how often the truth falls inside.
 """
@@ -64,6 +67,12 @@ FORWARD_PARTS = {
     r"_1xGH200_96GB": "gh200-96gb",
     r"_1xGH200_80GB": "gh200-96gb",
 }
+
+
+FORWARD_WORKLOADS = ("resnet50", "bert_base_squad", "bert_large_squad", "gnmt")
+V2_H100 = {r"_1xH100_80GB_SXM5": "h100-sxm5-80gb"}
+"""v2_2025's own H100 SXM5 rows: read by ``--forward-diagnosis`` alone, to tell the rerun's stack from
+the model's error (never fitted; the forward test's parts are measured against them, not calibrated)."""
 
 
 UNITS = {"gnmt": "tokens/s"}
@@ -202,38 +211,45 @@ def with_bands(pairs: Sequence[tuple[Observation, float]]) -> list[Outcome]:
     return out
 
 
-def forward(datasets: Path, catalog: dict[str, CatalogHardware], fitted_band: float) -> list[Outcome]:
-    """Lambda v2_2025's H200/B200/GH200 rows predicted by the model calibrated without them."""
-    gpu = [o for o in from_public(_public(GPU_SOURCES), catalog, _profile)]
-    fitted = fit(gpu, "gpu")
+def v2_observations(datasets: Path, catalog: dict[str, CatalogHardware], parts: dict[str, str]) -> list[Observation]:
+    """Lambda v2_2025's 1-GPU rows of ``parts`` (machine-id pattern -> catalog part) as observations of
+    Lambda 2024's stack, one per machine, at the H100 SXM5's 2024 batch sizes (v2 publishes none)."""
     sizes = _batch_sizes(datasets)
-    outcomes = []
+    found = []
     folder = datasets / "lambda-dl-benchmark" / "v2_2025"
     for column in ("fp16", "fp32"):
-        rows = _read(folder / f"pytorch-train-throughput-v2-{column}.csv")
-        for row in rows:
+        for row in _read(folder / f"pytorch-train-throughput-v2-{column}.csv"):
             name = row[""]
-            part = next((p for pattern, p in FORWARD_PARTS.items() if re.search(pattern, name)), None)
+            part = next((p for pattern, p in parts.items() if re.search(pattern, name)), None)
             if part is None or part not in catalog or "_1x" not in name:
                 continue
             precision = Precision.fp16 if column == "fp16" else Precision.tf32
-            for workload in ("resnet50", "bert_base_squad", "bert_large_squad", "gnmt"):
+            for workload in FORWARD_WORKLOADS:
                 value = float(row.get(workload) or 0)
                 profile = _profile(workload, Task.train, precision)
                 dev = device(catalog[part], precision)
                 size = sizes.get((workload, column))
                 if not value or profile is None or dev is None or size is None:
                     continue
-                o = Observation(
-                    profile=profile,
-                    batch=size,
-                    device=dev,
-                    throughput=value / per_sample(UNITS.get(workload, "samples/s"), profile),
-                    runtime="pytorch-ngc",
-                    group=group_of(LAMBDA_2024, workload, Task.train, precision),
-                    label=f"{part} {workload}/train {precision.value} (lambda v2 {name})",
+                found.append(
+                    Observation(
+                        profile=profile,
+                        batch=size,
+                        device=dev,
+                        throughput=value / per_sample(UNITS.get(workload, "samples/s"), profile),
+                        runtime="pytorch-ngc",
+                        group=group_of(LAMBDA_2024, workload, Task.train, precision),
+                        label=f"{part} {workload}/train {precision.value} (lambda v2 {name})",
+                    )
                 )
-                outcomes.append((o, float(predict(fitted, [o])[0])))
+    return found
+
+
+def forward(datasets: Path, catalog: dict[str, CatalogHardware], fitted_band: float) -> list[Outcome]:
+    """Lambda v2_2025's H200/B200/GH200 rows predicted by the model calibrated without them."""
+    fitted = fit(from_public(_public(GPU_SOURCES), catalog, _profile), "gpu")
+    found = v2_observations(datasets, catalog, FORWARD_PARTS)
+    outcomes = list(zip(found, predict(fitted, found).tolist(), strict=True))
     merged: dict[tuple[str, str], list[tuple[Observation, float]]] = defaultdict(list)
     for o, p in outcomes:
         merged[(o.device.id, _column(o))].append((o, p))
@@ -299,6 +315,11 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
     parser.add_argument("--with-mlperf", action="store_true", help="add MLPerf Inference runs to test 1's calibration")
     parser.add_argument("--in-sample", action="store_true", help="also print each GPU's in-sample mean signed error")
+    parser.add_argument(
+        "--forward-diagnosis",
+        action="store_true",
+        help="also take the forward test apart against v2_2025's own H100 SXM5 rows (read, never fitted)",
+    )
     args = parser.parse_args(argv)
     catalog = _catalog()
 
@@ -330,6 +351,11 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out(summary("performance model", ahead))
     if args.markdown:
         out(table(ahead))
+    if args.forward_diagnosis and ahead:
+        out("")
+        out("# The forward test against v2_2025's own H100 SXM5 (read for this diagnosis, never fitted)")
+        for line in forward_diagnosis(args.datasets, catalog, ahead):
+            out(line)
 
     if mlperf:
         bare = fit(lambda_gpu, "gpu")  # never MLPerf, even with --with-mlperf: this section is its test
@@ -349,6 +375,41 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out("")
     out("# Eager PyTorch / ONNX Runtime on the lab's CPUs, each machine's eager kernel factor from the others")
     eager_ratios(fit(cpu, "cpu").params, list(catalog.values()), out)
+
+
+def forward_diagnosis(datasets: Path, catalog: dict[str, CatalogHardware], ahead: Sequence[Outcome]) -> list[str]:
+    """The forward test taken apart against v2_2025's own H100 SXM5 (never fitted): whether the rerun's
+    stack moved (its H100 over Lambda 2024's), each part's measured and modelled speed-up over the H100,
+    and the least mean error a model monotone in the catalog's specs and right on the H100 can have
+    (every forward part has the H100's SMs, clock and peaks or more, and more bandwidth)."""
+    gpu = from_public(_public(GPU_SOURCES), catalog, _profile)
+    fitted = fit(gpu, "gpu")
+    h100 = median_per_part(v2_observations(datasets, catalog, V2_H100))
+    before = {
+        _column(o): o.throughput
+        for o in median_per_part([o for o in gpu if o.device.id == "h100-sxm5-80gb" and LAMBDA_2024 in (o.group or "")])
+    }
+    modelled = {_column(o): (o.throughput, float(p)) for o, p in zip(h100, predict(fitted, h100), strict=True)}
+    lines = [
+        "v2_2025's H100 SXM5 over Lambda 2024's: "
+        + ", ".join(f"{key} {modelled[key][0] / before[key]:.2f}" for key in sorted(modelled) if key in before)
+    ]
+    floors = []
+    for o in ahead:
+        if o.key not in modelled:
+            continue
+        measured_h100, predicted_h100 = modelled[o.key]
+        floors.append(max(0.0, measured_h100 / o.measured - 1) * 100)
+        lines.append(
+            f"{o.part} {o.key}: measured {o.measured / measured_h100:.2f}x the H100, "
+            f"model {o.predicted / predicted_h100:.2f}x"
+        )
+    if floors:
+        lines.append(
+            f"a model monotone in the specs and right on the H100 errs at least {statistics.fmean(floors):.1f}% "
+            f"on average over these {len(floors)} cells"
+        )
+    return lines
 
 
 def in_sample(observations: Sequence[Observation], out: Callable[[str], None]) -> None:

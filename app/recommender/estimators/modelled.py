@@ -56,9 +56,9 @@ from app.recommender.power import modelled_draw
 from app.recommender.reasons import Why
 
 MIN_MODELLED_PCT = 5.0
-GRAPH_GPU_GAP = (3.0, 6.7)
+GRAPH_GPU_GAP = (3.7, 6.7)
 """How many times faster MLPerf Inference's TensorRT int8 ran than the model's figure for a graph runtime
-on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fourth section, 0.15-0.33.
+on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fourth section, 0.15-0.27.
 Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says so in words."""
 LANGUAGE_RUNS = "hwadvisor's own prefill and decode runs (app/perfmodel/data/llm.json), as the serving planner is"
 """What calibrates a language model's step that no lab device measured (``_language_model``)."""
