@@ -126,6 +126,14 @@ class LabScaling:
         """The lab's median efficiency of exactly this config, and how many runs it is the median of."""
         return self.efficiencies.get((key, workload, precision, batch, devices))
 
+    def measured_at(self, workload: str, precision: Precision, batch: int) -> dict[tuple[str, int], tuple[float, int]]:
+        """Every device count the lab measured this config at, by link key and count: (median efficiency, runs)."""
+        return {
+            (key, devices): found
+            for (key, w, p, b, devices), found in self.efficiencies.items()
+            if (w, p, b) == (workload, precision, batch)
+        }
+
     def words(self) -> list[str]:
         """One line per calibrated link, for an answer's notes."""
         return [

@@ -231,6 +231,7 @@ def _size(
         cluster=request.cluster,
         workload=request.workload,
         lab=lab,
+        needed=needed,
     )
     index = fewest_reaching(found, needed)
     if index is None:

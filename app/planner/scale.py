@@ -15,6 +15,7 @@ gradients, three passes of (N - 1) / N against the all-reduce's two.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,12 +32,17 @@ from app.recommender.reasons import Why, why
 Array = npt.NDArray[np.float64]
 SHARDED_TRAFFIC = 1.5
 """Bytes a sharded data-parallel step moves, as a multiple of a plain all-reduce's (see above)."""
+EXACT = 128
+"""Device counts up to this (or twice a system's devices) are all evaluated (``searched``)."""
+GRID = 1.02
+"""Beyond ``EXACT``, the counts evaluated grow by this ratio until the target's window (``searched``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Scaled:
     devices: Array
-    """Every device count the plan may use, ascending."""
+    """The device counts evaluated, ascending: every count where the fewest reaching the target can be
+    (``searched``), the first and the most the plan may use among them."""
     throughput: Array
     """Samples/s of all of them together, per count."""
     parallelism: str
@@ -68,19 +74,22 @@ def scaled(
     cluster: Cluster,
     workload: str | None = None,
     lab: LabScaling = EMPTY,
+    needed: float | None = None,
 ) -> Scaled:
-    """Throughput for every allowed device count (training without a profile: one device only, for
-    the gradients' size is unknown). The lab's data-parallel runs (``lab``) calibrate the links they
-    crossed, and a count the lab measured for this very config takes its measured efficiency."""
+    """Throughput at the device counts where the fewest reaching ``needed`` can be (``searched``; training
+    without a profile: one device only, for the gradients' size is unknown). The lab's data-parallel runs
+    (``lab``) calibrate the links they crossed, and a count the lab measured for this very config takes
+    its measured efficiency."""
+    step = fit.shards if task is Task.infer else 1
+    exact = max(EXACT, 2 * cluster.devices_per_system)
     if task is Task.infer:
-        counts = np.arange(fit.shards, cluster.max_devices + 1, fit.shards, dtype=np.float64)
+        counts = searched(fit.shards, step, cluster.max_devices, exact, needed, (), lambda n: n * single_throughput)
         inside = links(hardware, cluster)[0] if fit.shards > 1 else None
         return Scaled(counts, counts * single_throughput, "pipeline" if fit.shards > 1 else "replicas", inside, 0.0)
-    counts = np.arange(fit.shards, cluster.max_devices + 1, dtype=np.float64)
     if memory is None:
-        return Scaled(counts[:1], counts[:1] * single_throughput, "single", None, 0.0)
+        counts = np.array([float(fit.shards)])
+        return Scaled(counts, counts * single_throughput, "single", None, 0.0)
     inside, network = links(hardware, cluster)
-    gb_s = np.where(counts <= cluster.devices_per_system, inside.gb_s, min(inside.gb_s, network.gb_s))
     gradient = memory.weights / scaling.WEIGHT_BYTES * scaling.GRADIENT_BYTES.get(precision, 4.0)
     if fit.shards > 1:
         gradient *= SHARDED_TRAFFIC
@@ -88,32 +97,74 @@ def scaled(
     keys = _link_keys(inside, network, hardware, cluster)
     factors = [lab.factor(key) for key in keys]
     inside_factor, between_factor = (f.factor if f is not None else 1.0 for f in factors)
-    crosses = (counts > cluster.devices_per_system) & (network.gb_s < inside.gb_s)
-    factor = np.where(crosses, between_factor, inside_factor)
-    throughput = scaling.data_parallel_throughputs(
-        batch / single_throughput, batch, counts, gradient, gb_s, params, factor
-    )
+    measured = lab.measured_at(workload, precision, batch) if workload is not None and fit.shards == 1 else {}
+
+    def crossing(counts: Array) -> npt.NDArray[np.bool_]:
+        crosses: npt.NDArray[np.bool_] = (counts > cluster.devices_per_system) & (network.gb_s < inside.gb_s)
+        return crosses
+
+    def modelled(counts: Array) -> Array:
+        gb_s = np.where(counts <= cluster.devices_per_system, inside.gb_s, min(inside.gb_s, network.gb_s))
+        factor = np.where(crossing(counts), between_factor, inside_factor)
+        single_step = batch / single_throughput
+        return scaling.data_parallel_throughputs(single_step, batch, counts, gradient, gb_s, params, factor)
+
+    # a count the lab measured, and the one after it (where the fewest is if the measured one falls short)
+    extra = sorted({c for _key, n in measured for c in (n, n + step)})
+    counts = searched(fit.shards, step, cluster.max_devices, exact, needed, extra, modelled)
+    throughput = modelled(counts)
     said = [
         why(ReasonCode.lab_link, link=key.replace(":", " ", 1), factor=f.factor, runs=f.runs)
         for key, f in dict(zip(keys, factors, strict=True)).items()
         if f is not None
     ]
-    if workload is not None and fit.shards == 1:
-        for i, n in enumerate(counts.astype(int).tolist()):
-            found = lab.measured(keys[1] if crosses[i] else keys[0], workload, precision, batch, n)
-            if found is not None:
-                throughput[i] = n * single_throughput * found[0]
-                said.append(
-                    why(
-                        ReasonCode.lab_scaling_measured,
-                        devices=n,
-                        batch_size=batch,
-                        efficiency=found[0],
-                        runs=found[1],
-                    )
-                )
+    crosses = crossing(counts)
+    for i, n in enumerate(counts.astype(int).tolist()):
+        at = measured.get((keys[1] if crosses[i] else keys[0], n))
+        if at is not None:
+            throughput[i] = n * single_throughput * at[0]
+            said.append(why(ReasonCode.lab_scaling_measured, devices=n, batch_size=batch, efficiency=at[0], runs=at[1]))
     parallelism = "sharded_data_parallel" if fit.shards > 1 else "data_parallel"
     return Scaled(counts, throughput, parallelism, inside, gradient, tuple(said))
+
+
+def searched(
+    first: int,
+    step: int,
+    most: int,
+    exact: int,
+    needed: float | None,
+    extra: Sequence[int],
+    throughput_of: Callable[[Array], Array],
+) -> Array:
+    """The device counts (``first``, then every ``step``-th up to ``most``) at which the fewest reaching
+    ``needed`` samples/s can be, without evaluating all of them (a plan may allow 100,000 devices, and
+    the planner sizes thousands of options): every count up to ``exact`` (where a ring leaves its system
+    and the throughput dips), the ``extra`` counts (what the lab measured), a geometric grid (``GRID``)
+    beyond, and ``most``; then every count between the grid's last point short of ``needed`` and its first
+    reaching it, by ``throughput_of`` (the model's, before the lab's measured counts replace theirs).
+    Past ``exact`` the model's throughput of N devices over the same links, N b / (t + exposed
+    all-reduce), falls and then rises with N at most once and has no peak between grid points, so the
+    fewest reaching ``needed`` is among these counts, as if every count had been evaluated."""
+    last = first + (most - first) // step * step
+    if last < first:
+        return np.array([], dtype=np.float64)
+    found = set(range(first, min(last, exact) + 1, step))
+    n = float(max(first, exact))
+    while n < last:
+        found.add(first + int(n - first) // step * step)
+        n = max(n * GRID, n + step)
+    found.add(last)
+    found.update(c for c in extra if first <= c <= last and (c - first) % step == 0)
+    counts = np.array(sorted(found), dtype=np.float64)
+    if needed is None:
+        return counts
+    reach = np.flatnonzero(throughput_of(counts) >= needed * (1 - 1e-12))
+    if not len(reach) or reach[0] == 0:
+        return counts
+    low, high = int(counts[reach[0] - 1]), int(counts[reach[0]])
+    between = np.arange(low + step, high, step, dtype=np.float64)
+    return np.union1d(counts, between)
 
 
 def _link_keys(
