@@ -144,8 +144,11 @@ def searched(
     beyond, and ``most``; then every count between the grid's last point short of ``needed`` and its first
     reaching it, by ``throughput_of`` (the model's, before the lab's measured counts replace theirs).
     Past ``exact`` the model's throughput of N devices over the same links, N b / (t + exposed
-    all-reduce), falls and then rises with N at most once and has no peak between grid points, so the
-    fewest reaching ``needed`` is among these counts, as if every count had been evaluated."""
+    all-reduce), has no peak: where the all-reduce is exposed it falls and then rises at most once (the
+    sign of its slope is t (1 - overlap) + 2 K (N - 2) / N - 2 hop, rising with N), and a peak where it
+    first shows would need it hidden past ``exact`` devices and a hop longer than the step, which cannot
+    both hold with an overlap below 0.99 (the fit's: 0.17). So the fewest reaching ``needed`` is among
+    these counts, as if every count had been evaluated (tests/planner/test_scale.py)."""
     last = first + (most - first) // step * step
     if last < first:
         return np.array([], dtype=np.float64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from app import plugins, web
-from app.contracts import BUILT_IN_SUITES, Precision, Task
+from app.contracts import BUILT_IN_SUITES, DeviceKind, Precision, Task
 from testkit.factories import Api
 
 ROW_KEYS = {"name", "description", "tasks", "precisions", "needs", "available", "reason", "details"}
@@ -46,6 +46,7 @@ def test_the_registry_serves_every_family_and_the_vocabulary(api: Api) -> None:
     assert body["vocabulary"] == {
         "precisions": [p.value for p in Precision],
         "tasks": [t.value for t in Task],
+        "device_kinds": [k.value for k in DeviceKind],
         "suites": list(BUILT_IN_SUITES),
     }
 
