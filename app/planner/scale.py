@@ -32,8 +32,9 @@ from app.recommender.reasons import Why, why
 Array = npt.NDArray[np.float64]
 SHARDED_TRAFFIC = 1.5
 """Bytes a sharded data-parallel step moves, as a multiple of a plain all-reduce's (see above)."""
-EXACT = 128
-"""Device counts up to this (or twice a system's devices) are all evaluated (``searched``)."""
+EXACT = 2048
+"""Device counts up to this are all evaluated (``searched``): an array this short costs no more than a grid,
+and it holds every count where a ring leaves its system (64 devices at most)."""
 GRID = 1.02
 """Beyond ``EXACT``, the counts evaluated grow by this ratio until the target's window (``searched``)."""
 
@@ -83,9 +84,11 @@ def scaled(
     step = fit.shards if task is Task.infer else 1
     exact = max(EXACT, 2 * cluster.devices_per_system)
     if task is Task.infer:
-        counts = searched(fit.shards, step, cluster.max_devices, exact, needed, (), lambda n: n * single_throughput)
+        counts, throughput = searched(
+            fit.shards, step, cluster.max_devices, exact, needed, (), lambda n: n * single_throughput
+        )
         inside = links(hardware, cluster)[0] if fit.shards > 1 else None
-        return Scaled(counts, counts * single_throughput, "pipeline" if fit.shards > 1 else "replicas", inside, 0.0)
+        return Scaled(counts, throughput, "pipeline" if fit.shards > 1 else "replicas", inside, 0.0)
     if memory is None:
         counts = np.array([float(fit.shards)])
         return Scaled(counts, counts * single_throughput, "single", None, 0.0)
@@ -111,15 +114,14 @@ def scaled(
 
     # a count the lab measured, and the one after it (where the fewest is if the measured one falls short)
     extra = sorted({c for _key, n in measured for c in (n, n + step)})
-    counts = searched(fit.shards, step, cluster.max_devices, exact, needed, extra, modelled)
-    throughput = modelled(counts)
+    counts, throughput = searched(fit.shards, step, cluster.max_devices, exact, needed, extra, modelled)
     said = [
         why(ReasonCode.lab_link, link=key.replace(":", " ", 1), factor=f.factor, runs=f.runs)
         for key, f in dict(zip(keys, factors, strict=True)).items()
         if f is not None
     ]
     crosses = crossing(counts)
-    for i, n in enumerate(counts.astype(int).tolist()):
+    for i, n in enumerate(counts.astype(int).tolist() if measured else ()):
         at = measured.get((keys[1] if crosses[i] else keys[0], n))
         if at is not None:
             throughput[i] = n * single_throughput * at[0]
@@ -136,8 +138,9 @@ def searched(
     needed: float | None,
     extra: Sequence[int],
     throughput_of: Callable[[Array], Array],
-) -> Array:
-    """The device counts (``first``, then every ``step``-th up to ``most``) at which the fewest reaching
+) -> tuple[Array, Array]:
+    """The device counts (``first``, then every ``step``-th up to ``most``), and ``throughput_of`` them, at
+    which the fewest reaching
     ``needed`` samples/s can be, without evaluating all of them (a plan may allow 100,000 devices, and
     the planner sizes thousands of options): every count up to ``exact`` (where a ring leaves its system
     and the throughput dips), the ``extra`` counts (what the lab measured), a geometric grid (``GRID``)
@@ -150,24 +153,27 @@ def searched(
     both hold with an overlap below 0.99 (the fit's: 0.17). So the fewest reaching ``needed`` is among
     these counts, as if every count had been evaluated (tests/planner/test_scale.py)."""
     last = first + (most - first) // step * step
-    if last < first:
-        return np.array([], dtype=np.float64)
-    found = set(range(first, min(last, exact) + 1, step))
-    n = float(max(first, exact))
-    while n < last:
-        found.add(first + int(n - first) // step * step)
-        n = max(n * GRID, n + step)
-    found.add(last)
-    found.update(c for c in extra if first <= c <= last and (c - first) % step == 0)
-    counts = np.array(sorted(found), dtype=np.float64)
-    if needed is None:
-        return counts
-    reach = np.flatnonzero(throughput_of(counts) >= needed * (1 - 1e-12))
+    if last <= exact:  # every count (none when the first is past the most)
+        every = np.arange(first, last + 1, step, dtype=np.float64)
+        return every, throughput_of(every)
+    start = max(first, exact)
+    grid = start * GRID ** np.arange(math.ceil(math.log(last / start) / math.log(GRID)) + 1)
+    aligned = first + (grid.astype(np.int64) - first) // step * step
+    beyond = np.unique(np.append(aligned[(aligned > exact) & (aligned <= last)], last))
+    counts = np.concatenate([np.arange(first, exact + 1, step), beyond]).astype(np.float64)
+    allowed = [c for c in extra if first <= c <= last and (c - first) % step == 0]
+    if allowed:
+        counts = np.union1d(counts, allowed)
+    values = throughput_of(counts)
+    reach = np.flatnonzero(values >= needed * (1 - 1e-12)) if needed is not None else np.array([0])
     if not len(reach) or reach[0] == 0:
-        return counts
-    low, high = int(counts[reach[0] - 1]), int(counts[reach[0]])
-    between = np.arange(low + step, high, step, dtype=np.float64)
-    return np.union1d(counts, between)
+        return counts, values
+    k = int(reach[0])  # the window between the last count short of the target and the first reaching it
+    between = np.arange(counts[k - 1] + step, counts[k], step, dtype=np.float64)
+    return (
+        np.concatenate([counts[:k], between, counts[k:]]),
+        np.concatenate([values[:k], throughput_of(between), values[k:]]),
+    )
 
 
 def _link_keys(

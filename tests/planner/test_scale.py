@@ -4,6 +4,7 @@ as if every count up to the most allowed had been evaluated (hypothesis)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -52,13 +53,16 @@ def _scaled(draw: dict[str, float], needed: float | None, lab: LabScaling, every
         scale.searched = searched
 
 
-def _every(first: int, step: int, most: int, *_: object) -> np.ndarray:
-    return np.arange(first, most + 1, step, dtype=np.float64)
+def _every(
+    first: int, step: int, most: int, _exact: int, _needed: object, _extra: object, throughput_of: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.arange(first, most + 1, step, dtype=np.float64)
+    return counts, throughput_of(counts)
 
 
 drawn = st.fixed_dictionaries(
     {
-        "most": st.integers(min_value=1, max_value=3_000),
+        "most": st.integers(min_value=1, max_value=20_000),
         "per_system": st.integers(min_value=1, max_value=64),
         "network": st.floats(min_value=0.5, max_value=400),
         "weights": st.floats(min_value=1e5, max_value=1e11),
@@ -68,7 +72,7 @@ drawn = st.fixed_dictionaries(
         "train": st.booleans(),
         "cpu": st.booleans(),
         "target": st.floats(min_value=0.1, max_value=1e9),
-        "measured_at": st.integers(min_value=2, max_value=3_000),
+        "measured_at": st.integers(min_value=2, max_value=20_000),
         "efficiency": st.floats(min_value=0.05, max_value=1.0),
     }
 )
@@ -106,7 +110,7 @@ def test_the_fewest_devices_reaching_a_target_are_found_as_if_every_count_were_e
     assert fast.devices[0] == every.devices[0]  # the fewest, where nothing is needed
 
 
-def test_a_hundred_thousand_devices_allowed_evaluate_a_few_hundred_counts() -> None:
+def test_a_hundred_thousand_devices_allowed_evaluate_a_few_thousand_counts() -> None:
     """A plan may allow 100,000 devices; the planner sizes thousands of options, each at the counts its
     search evaluates (it took 159 s through the API when every count was evaluated)."""
     draw = {
@@ -122,7 +126,7 @@ def test_a_hundred_thousand_devices_allowed_evaluate_a_few_hundred_counts() -> N
     }
     for needed in (None, 1e5, 1e7, 1e12):
         found = _scaled(draw, needed, LabScaling(), every=False)
-        assert len(found.devices) < 1_000
+        assert len(found.devices) < scale.EXACT + 1_000
         assert found.devices[-1] == 100_000 and np.all(np.diff(found.devices) > 0)
 
 
@@ -130,7 +134,7 @@ def test_a_measured_count_that_falls_short_where_the_model_first_reaches_passes_
     """The model first reaches the target at a count of its grid, and the lab measured that very count
     far below the model: the fewest devices are the next count, which the search must evaluate too."""
     draw = {
-        "most": 3_000,
+        "most": 20_000,
         "per_system": 8,
         "network": 25.0,
         "weights": 1e8,
@@ -142,12 +146,12 @@ def test_a_measured_count_that_falls_short_where_the_model_first_reaches_passes_
     }
     nothing = _scaled(draw, None, LabScaling(), every=True)
     grid = _scaled(draw, None, LabScaling(), every=False).devices
-    count = int(next(n for n in grid.tolist() if n > 2 * scale.EXACT))
+    count = int(next(n for n in grid.tolist() if n > 1.5 * scale.EXACT))
     needed = float(nothing.throughput[count - 1])  # counts run 1, 2, ...: the model first reaches it here
     assert nothing.throughput[count - 2] < needed
     key = link_key(scaling.ring_link(H100, 8) or scaling.Link("network", 25.0), part=H100.id)
     between = link_key(scaling.Link("network", 25.0), part=H100.id)
-    short = LabScaling(efficiencies={(k, "resnet50", Precision.bf16, 256, count): (0.01, 1) for k in (key, between)})
+    short = LabScaling(efficiencies={(k, "resnet50", Precision.bf16, 256, count): (1e-4, 1) for k in (key, between)})
     fast, every = (_scaled(draw, needed, short, every) for every in (False, True))
     found, truth = fewest_reaching(fast, needed), fewest_reaching(every, needed)
     assert truth is not None and every.devices[truth] == count + 1
