@@ -26,7 +26,8 @@ class Guess:
     references: list[str] = field(default_factory=list)
     power_cap_w: float | None = None
     memory_gb: float | None = None
-    """What the config needs on the device (weights, activations, optimiser state), when modelled."""
+    """What the config needs on the device (weights and activations, a language model's KV cache, and in
+    training gradients and optimiser state), when modelled."""
 
     @property
     def reasons(self) -> list[Why]:

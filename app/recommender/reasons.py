@@ -172,7 +172,8 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
         f"{f['deadline_hours']:g} h deadline"
     ),
     ReasonCode.out_of_memory: lambda f: (
-        f"needs {f['needed_gb']:,.1f} GB at batch {f['batch_size']} (weights, activations, optimiser state), "
+        f"needs {f['needed_gb']:,.1f} GB at batch {f['batch_size']} (weights and activations, a language model's "
+        "KV cache, and in training gradients and optimiser state), "
         f"{f['hardware']} has {f['memory_gb']:,.0f} GB"
     ),
     ReasonCode.kv_out_of_memory: lambda f: (
