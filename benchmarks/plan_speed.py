@@ -35,7 +35,7 @@ TARGET = 200_000.0
 
 
 def _every(
-    first: int, step: int, most: int, _exact: int, _needed: object, _extra: object, throughput_of: Any
+    first: int, step: int, most: int, _needed: object, _extra: object, throughput_of: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     counts = np.arange(first, most + 1, step, dtype=np.float64)
     return counts, throughput_of(counts)

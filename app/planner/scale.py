@@ -82,10 +82,9 @@ def scaled(
     (``lab``) calibrate the links they crossed, and a count the lab measured for this very config takes
     its measured efficiency."""
     step = fit.shards if task is Task.infer else 1
-    exact = max(EXACT, 2 * cluster.devices_per_system)
     if task is Task.infer:
         counts, throughput = searched(
-            fit.shards, step, cluster.max_devices, exact, needed, (), lambda n: n * single_throughput
+            fit.shards, step, cluster.max_devices, needed, (), lambda n: n * single_throughput
         )
         inside = links(hardware, cluster)[0] if fit.shards > 1 else None
         return Scaled(counts, throughput, "pipeline" if fit.shards > 1 else "replicas", inside, 0.0)
@@ -114,7 +113,7 @@ def scaled(
 
     # a count the lab measured, and the one after it (where the fewest is if the measured one falls short)
     extra = sorted({c for _key, n in measured for c in (n, n + step)})
-    counts, throughput = searched(fit.shards, step, cluster.max_devices, exact, needed, extra, modelled)
+    counts, throughput = searched(fit.shards, step, cluster.max_devices, needed, extra, modelled)
     said = [
         why(ReasonCode.lab_link, link=key.replace(":", " ", 1), factor=f.factor, runs=f.runs)
         for key, f in dict(zip(keys, factors, strict=True)).items()
@@ -134,7 +133,6 @@ def searched(
     first: int,
     step: int,
     most: int,
-    exact: int,
     needed: float | None,
     extra: Sequence[int],
     throughput_of: Callable[[Array], Array],
@@ -142,25 +140,25 @@ def searched(
     """The device counts (``first``, then every ``step``-th up to ``most``), and ``throughput_of`` them, at
     which the fewest reaching
     ``needed`` samples/s can be, without evaluating all of them (a plan may allow 100,000 devices, and
-    the planner sizes thousands of options): every count up to ``exact`` (where a ring leaves its system
+    the planner sizes thousands of options): every count up to ``EXACT`` (where a ring leaves its system
     and the throughput dips), the ``extra`` counts (what the lab measured), a geometric grid (``GRID``)
     beyond, and ``most``; then every count between the grid's last point short of ``needed`` and its first
     reaching it, by ``throughput_of`` (the model's, before the lab's measured counts replace theirs).
-    Past ``exact`` the model's throughput of N devices over the same links, N b / (t + exposed
+    Past ``EXACT`` the model's throughput of N devices over the same links, N b / (t + exposed
     all-reduce), has no peak: where the all-reduce is exposed it falls and then rises at most once (the
     sign of its slope is t (1 - overlap) + 2 K (N - 2) / N - 2 hop, rising with N), and a peak where it
-    first shows would need it hidden past ``exact`` devices and a hop longer than the step, which cannot
+    first shows would need it hidden past ``EXACT`` devices and a hop longer than the step, which cannot
     both hold with an overlap below 0.99 (the fit's: 0.17). So the fewest reaching ``needed`` is among
     these counts, as if every count had been evaluated (tests/planner/test_scale.py)."""
     last = first + (most - first) // step * step
-    if last <= exact:  # every count (none when the first is past the most)
+    if last <= EXACT:  # every count (none when the first is past the most)
         every = np.arange(first, last + 1, step, dtype=np.float64)
         return every, throughput_of(every)
-    start = max(first, exact)
+    start = max(first, EXACT)
     grid = start * GRID ** np.arange(math.ceil(math.log(last / start) / math.log(GRID)) + 1)
     aligned = first + (grid.astype(np.int64) - first) // step * step
-    beyond = np.unique(np.append(aligned[(aligned > exact) & (aligned <= last)], last))
-    counts = np.concatenate([np.arange(first, exact + 1, step), beyond]).astype(np.float64)
+    beyond = np.unique(np.append(aligned[(aligned > EXACT) & (aligned <= last)], last))
+    counts = np.concatenate([np.arange(first, EXACT + 1, step), beyond]).astype(np.float64)
     allowed = [c for c in extra if first <= c <= last and (c - first) % step == 0]
     if allowed:
         counts = np.union1d(counts, allowed)

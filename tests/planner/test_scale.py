@@ -22,6 +22,19 @@ from app.planner.scale import fewest_reaching, scaled
 
 H100 = get("h100-sxm5-80gb")
 EPYC = get("epyc-9654")
+NVLINK = link_key(scaling.ring_link(H100, 8) or scaling.Link("network", 25.0), part=H100.id)
+"""Where the lab's runs inside an H100 system are kept."""
+TRAINING: dict[str, float] = {
+    "per_system": 8,
+    "network": 25.0,
+    "weights": 1e8,
+    "single": 2_000.0,
+    "batch": 256,
+    "shards": 1,
+    "train": True,
+    "cpu": False,
+}
+"""ResNet-50-sized data-parallel training on H100s, eight to a system (``most`` added by each test)."""
 
 
 def _scaled(draw: dict[str, float], needed: float | None, lab: LabScaling, every: bool) -> scale.Scaled:
@@ -54,7 +67,7 @@ def _scaled(draw: dict[str, float], needed: float | None, lab: LabScaling, every
 
 
 def _every(
-    first: int, step: int, most: int, _exact: int, _needed: object, _extra: object, throughput_of: Any
+    first: int, step: int, most: int, _needed: object, _extra: object, throughput_of: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     counts = np.arange(first, most + 1, step, dtype=np.float64)
     return counts, throughput_of(counts)
@@ -86,7 +99,7 @@ def test_the_fewest_devices_reaching_a_target_are_found_as_if_every_count_were_e
     assume(draw["shards"] <= draw["most"])  # the planner refuses a model that needs more (memory.fewest)
     # a lab run measured one count of this config over the H100's NVLink: it overrides the model there
     run = LabRun(
-        key=link_key(scaling.ring_link(H100, 8) or scaling.Link("network", 25.0), part=H100.id),
+        key=NVLINK,
         workload="resnet50",
         precision=Precision.bf16,
         batch=int(draw["batch"]),
@@ -113,17 +126,7 @@ def test_the_fewest_devices_reaching_a_target_are_found_as_if_every_count_were_e
 def test_a_hundred_thousand_devices_allowed_evaluate_a_few_thousand_counts() -> None:
     """A plan may allow 100,000 devices; the planner sizes thousands of options, each at the counts its
     search evaluates (it took 159 s through the API when every count was evaluated)."""
-    draw = {
-        "most": 100_000,
-        "per_system": 8,
-        "network": 25.0,
-        "weights": 1e8,
-        "single": 2_000.0,
-        "batch": 256,
-        "shards": 1,
-        "train": True,
-        "cpu": False,
-    }
+    draw = {**TRAINING, "most": 100_000}
     for needed in (None, 1e5, 1e7, 1e12):
         found = _scaled(draw, needed, LabScaling(), every=False)
         assert len(found.devices) < scale.EXACT + 1_000
@@ -133,25 +136,14 @@ def test_a_hundred_thousand_devices_allowed_evaluate_a_few_thousand_counts() -> 
 def test_a_measured_count_that_falls_short_where_the_model_first_reaches_passes_to_the_next() -> None:
     """The model first reaches the target at a count of its grid, and the lab measured that very count
     far below the model: the fewest devices are the next count, which the search must evaluate too."""
-    draw = {
-        "most": 20_000,
-        "per_system": 8,
-        "network": 25.0,
-        "weights": 1e8,
-        "single": 2_000.0,
-        "batch": 256,
-        "shards": 1,
-        "train": True,
-        "cpu": False,
-    }
+    draw = {**TRAINING, "most": 20_000}
     nothing = _scaled(draw, None, LabScaling(), every=True)
     grid = _scaled(draw, None, LabScaling(), every=False).devices
     count = int(next(n for n in grid.tolist() if n > 1.5 * scale.EXACT))
     needed = float(nothing.throughput[count - 1])  # counts run 1, 2, ...: the model first reaches it here
     assert nothing.throughput[count - 2] < needed
-    key = link_key(scaling.ring_link(H100, 8) or scaling.Link("network", 25.0), part=H100.id)
     between = link_key(scaling.Link("network", 25.0), part=H100.id)
-    short = LabScaling(efficiencies={(k, "resnet50", Precision.bf16, 256, count): (1e-4, 1) for k in (key, between)})
+    short = LabScaling(efficiencies={(k, "resnet50", Precision.bf16, 256, count): (1e-4, 1) for k in (NVLINK, between)})
     fast, every = (_scaled(draw, needed, short, every) for every in (False, True))
     found, truth = fewest_reaching(fast, needed), fewest_reaching(every, needed)
     assert truth is not None and every.devices[truth] == count + 1
