@@ -245,9 +245,9 @@ def v2_observations(datasets: Path, catalog: dict[str, CatalogHardware], parts: 
     return found
 
 
-def forward(datasets: Path, catalog: dict[str, CatalogHardware], fitted_band: float) -> list[Outcome]:
-    """Lambda v2_2025's H200/B200/GH200 rows predicted by the model calibrated without them."""
-    fitted = fit(from_public(_public(GPU_SOURCES), catalog, _profile), "gpu")
+def forward(datasets: Path, catalog: dict[str, CatalogHardware], fitted: Fit, fitted_band: float) -> list[Outcome]:
+    """Lambda v2_2025's H200/B200/GH200 rows predicted by ``fitted``, the model calibrated on Lambda 2022
+    and 2024 (every row, not each part's median) and never on them."""
     found = v2_observations(datasets, catalog, FORWARD_PARTS)
     outcomes = list(zip(found, predict(fitted, found).tolist(), strict=True))
     merged: dict[tuple[str, str], list[tuple[Observation, float]]] = defaultdict(list)
@@ -326,7 +326,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     if args.with_mlperf and not args.datasets.is_dir():
         parser.error(f"--with-mlperf reads MLPerf from the datasets folder, and {args.datasets} is missing")
     mlperf = mlperf_observations(args.datasets, catalog) if args.datasets.is_dir() else []
-    lambda_gpu = median_per_part(from_public(_public(GPU_SOURCES), catalog, _profile))
+    published = from_public(_public(GPU_SOURCES), catalog, _profile)
+    lambda_gpu = median_per_part(published)
     gpu = lambda_gpu
     if args.with_mlperf:
         out(f"with MLPerf Inference: {len(mlperf)} observations on {len({o.device.id for o in mlperf})} parts")
@@ -345,16 +346,17 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         in_sample(lambda_gpu, out)
 
     band = bands.quantile([abs(math.log(o.predicted / o.measured)) for o in logo])
-    ahead = forward(args.datasets, catalog, band) if args.datasets.is_dir() else []
+    calibrated = fit(published, "gpu") if args.datasets.is_dir() else None
+    ahead = forward(args.datasets, catalog, calibrated, band) if calibrated is not None else []
     out("")
     out("# Forward in time: Lambda v2_2025 predicted from Lambda 2022 and 2024")
     out(summary("performance model", ahead))
     if args.markdown:
         out(table(ahead))
-    if args.forward_diagnosis and ahead:
+    if args.forward_diagnosis and calibrated is not None and ahead:
         out("")
         out("# The forward test against v2_2025's own H100 SXM5 (read for this diagnosis, never fitted)")
-        for line in forward_diagnosis(args.datasets, catalog, ahead):
+        for line in forward_diagnosis(args.datasets, catalog, ahead, published, calibrated):
             out(line)
 
     if mlperf:
@@ -377,13 +379,18 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     eager_ratios(fit(cpu, "cpu").params, list(catalog.values()), out)
 
 
-def forward_diagnosis(datasets: Path, catalog: dict[str, CatalogHardware], ahead: Sequence[Outcome]) -> list[str]:
-    """The forward test taken apart against v2_2025's own H100 SXM5 (never fitted): whether the rerun's
-    stack moved (its H100 over Lambda 2024's), each part's measured and modelled speed-up over the H100,
-    and the least mean error a model monotone in the catalog's specs and right on the H100 can have
-    (every forward part has the H100's SMs, clock and peaks or more, and more bandwidth)."""
-    gpu = from_public(_public(GPU_SOURCES), catalog, _profile)
-    fitted = fit(gpu, "gpu")
+def forward_diagnosis(
+    datasets: Path,
+    catalog: dict[str, CatalogHardware],
+    ahead: Sequence[Outcome],
+    gpu: Sequence[Observation],
+    fitted: Fit,
+) -> list[str]:
+    """The forward test (``ahead``, by ``fitted`` calibrated on the published rows ``gpu``) taken apart
+    against v2_2025's own H100 SXM5 (never fitted): whether the rerun's stack moved (its H100 over Lambda
+    2024's), each part's measured and modelled speed-up over the H100, and the least mean error a model
+    monotone in the catalog's specs and right on the H100 can have (every forward part has the H100's SMs,
+    clock and peaks or more, and more bandwidth)."""
     h100 = median_per_part(v2_observations(datasets, catalog, V2_H100))
     before = {
         _column(o): o.throughput
