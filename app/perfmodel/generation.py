@@ -106,13 +106,16 @@ class LlmCalibration(BaseModel):
             return sum(w * part for w, part in zip(weighed, parts, strict=True))
         return modelled_s * self.factor(kind, task)
 
+    def measured(self, kind: str, task: Task) -> bool:
+        """Whether something measured this task on this kind of device (it has a band of its own)."""
+        return f"{kind}/{task.value}" in self.bands
+
     def band(self, kind: str, task: Task) -> tuple[float, str]:
         """The band and its kind: the lab's leave-one-preset-out error where it has one; else the
         device model's band before calibration (nothing measured a language model on this kind: its
         efficiencies were learned on other workloads, and may not carry over)."""
-        key = f"{kind}/{task.value}"
-        if key in self.bands:
-            return self.bands[key], f"{kind}-llm"
+        if self.measured(kind, task):
+            return self.bands[f"{kind}/{task.value}"], f"{kind}-llm"
         return band_of(f"{kind}-uncalibrated"), f"{kind}-llm-uncalibrated"
 
 
@@ -242,12 +245,12 @@ def zoo_factor(
     if preset is None or recorded is None or task not in (Task.prefill, Task.decode):
         return None
     tuned = shipped()
-    band, band_kind = tuned.band(hardware.kind, task)
-    if band_kind != f"{hardware.kind}-llm" or not tuned.covers(hardware.kind, hardware.vendor, runtime):
+    if not tuned.measured(hardware.kind, task) or not tuned.covers(hardware.kind, hardware.vendor, runtime):
         return None
     context = recorded.shape["sequence"]
     parts = parts_of(found, memory(preset.shape, task, precision, batch, context))
-    return found.seconds / tuned.seconds(hardware.kind, task, precision, parts, found.seconds), band
+    calibrated = tuned.seconds(hardware.kind, task, precision, parts, found.seconds)
+    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0]
 
 
 def step(
