@@ -375,15 +375,16 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models
     evidence = Evidence(points, workload=name, task=task, variant=variant)
-    guesses: list[Guess] = []
+    # a figure measured on this part (or between its measured batches) before a model's, whatever the
+    # source: the lab's CPU having run the runtime must not turn a reference run's H100 figure into a guess
+    result = None
     for source in _sources_for(points, request.runtime):
         config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
         guess = estimate(hardware, config, evidence)
-        if guess is not None:
-            guesses.append(guess)
-    # a figure measured on this part (or between its measured batches) before a model's, whatever the
-    # source: the lab's CPU having run the runtime must not turn a reference run's H100 figure into a guess
-    result = max(guesses, key=lambda guess: guess.kind is not EstimateKind.predicted, default=None)
+        if guess is not None and guess.kind is not EstimateKind.predicted:
+            result = guess
+            break
+        result = result or guess
     if result is None:
         what = f"{workload_label(name, task)}" + (f" in variant {variant}" if variant else "")
         if variant is not None:
