@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from app.contracts import DeviceKind, PowerBasis, Precision, Task
+from app.perfmodel.predict import profile_of
 from app.perfmodel.references import far
 from app.perfmodel.split import Split, Timed
 from app.recommender.evidence import LAB, Hardware, Point, by_batch
@@ -184,6 +185,22 @@ def tdp_power(hardware: Hardware) -> tuple[float | None, PowerBasis | None]:
     if hardware.spec is not None and hardware.spec.tdp_w:
         return hardware.spec.tdp_w, PowerBasis.tdp
     return None, None
+
+
+def held_gb(hardware: Hardware, config: Config, evidence: Evidence) -> float | None:
+    """What a config that ran holds in device memory, from the workload's profile (weights and activations;
+    in training, gradients and optimiser state too), so a measured figure states it as a modelled one does.
+    None for a model variant or a workload with no profile, and where the profile says more than the part
+    has: the config ran there, so the profile overstates it, and a measured figure is never rejected for
+    memory it did not need."""
+    if not evidence.workload or config.variant is not None:
+        return None
+    profile = profile_of(evidence.workload, evidence.task, config.precision)
+    if profile is None:
+        return None
+    needed = profile.memory.at(config.batch_size) / 1e9
+    spec = hardware.spec
+    return None if spec is not None and spec.memory_gb and needed > spec.memory_gb else needed
 
 
 def batch_time_ms(config: Config, throughput: float) -> float:

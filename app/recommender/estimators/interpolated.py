@@ -13,6 +13,7 @@ from app.recommender.estimators.base import (
     batch_time_ms,
     config_at,
     estimators,
+    held_gb,
     tdp_power,
 )
 from app.recommender.estimators.machine_band import machines
@@ -82,6 +83,7 @@ class Interpolated(Estimator):
                 latency_p99_ms=latency,
                 power_w=power,
                 power_basis=basis,
+                memory_gb=held_gb(hardware, config, evidence),
                 why=[why, *power_why(basis)],
             )
         return None

@@ -20,6 +20,7 @@ from app.recommender.estimators.base import (
     Evidence,
     batch_time_ms,
     estimators,
+    held_gb,
     median,
     tdp_power,
 )
@@ -70,7 +71,7 @@ class Measured(Estimator):
             return None
         other = machines(hardware, same[0], evidence) if evidence.workload else None
         if len(same) == 1:
-            return _one_measurement(hardware, config, same[0], other)
+            return _one_measurement(hardware, config, same[0], other, held_gb(hardware, config, evidence))
         throughput = median([p.throughput for p in same])
         ci = max([p.ci_pct for p in same if p.ci_pct is not None] or [MEASURED_FLOOR_PCT])
         spread = (max(p.throughput for p in same) - min(p.throughput for p in same)) / 2 / throughput * 100
@@ -93,11 +94,14 @@ class Measured(Estimator):
             latency_p99_ms=latency,
             power_w=power,
             power_basis=basis,
+            memory_gb=held_gb(hardware, config, evidence),
             why=[why, *power_why(basis)],
         )
 
 
-def _one_measurement(hardware: Hardware, config: Config, p: Point, other: Machines | None) -> Guess:
+def _one_measurement(
+    hardware: Hardware, config: Config, p: Point, other: Machines | None, memory_gb: float | None
+) -> Guess:
     """The usual case, a single point (this runs for every config of every device in the fleet, so it
     takes the short way and leaves its reasons unmade until an answer lists it)."""
     measured_pct = max(p.ci_pct or 0.0, floor_pct(p))
@@ -115,6 +119,7 @@ def _one_measurement(hardware: Hardware, config: Config, p: Point, other: Machin
         latency_p99_ms=p.latency_p99_ms if p.latency_p99_ms is not None else batch_time_ms(config, p.throughput),
         power_w=power,
         power_basis=basis,
+        memory_gb=memory_gb,
         why=lambda: [_point_why(p, measured_pct, other), *power_why(basis)],
     )
 
