@@ -4,10 +4,11 @@
 
 Each export is what `hwadvisor db export` wrote on the machine after benchmarks/gpu_truth.sh (kept in
 benchmarks/data/gpu_truth/). The reference holds the machine's spec, every run with how the engine
-measured then (HARNESS), and every result. Each run had a machine of its own: every machine's settled
-result of a config stands (the recommender states the part's figure as their median, the band how far
-machines of the part measured apart); where one run measured a config twice, its later result stands
-and the earlier is kept but not settled. A result is settled when it was measured with the GPU
+measured then (HARNESS), and every result. Each run had a machine of its own, or the machine of a run
+before it minutes later (the agent, stopped at a session's time, left its job to the next run): every
+run's settled result of a config stands (the recommender states the part's figure as their median, the
+band how far runs of the part measured apart); where one run measured a config twice, its later result
+stands and the earlier is kept but not settled. A result is settled when it was measured with the GPU
 minimums (app/bench/measure.py) or its median step came after the first quarter second of the config
 (SETTLE_S: the H200's clock had dropped to its power-capped level by then, benchmarks/gpu_clocks.py).
 Energy measured before the NVML meter read the counter's steps is dropped (its regions were shorter
@@ -41,6 +42,8 @@ HARNESS = {
     "gpu_batches": "gpu_reference's harness, at the batches between its own (benchmarks/gpu_batches.toml)",
     "gpu_batches_recheck": "gpu_reference's harness: inference at batch 32 again (benchmarks/gpu_batches_recheck.toml)",
     "gpu_batch1_recheck": "gpu_reference's harness: inference at batch 1 again (benchmarks/gpu_batch1_recheck.toml)",
+    "gpu_second_machine": "gpu_reference's harness on another machine: inference at batch 1 again, then the batches "
+    "between (benchmarks/gpu_second_machine.toml)",
 }
 NOTES = [
     "Measured by hwadvisor's own agent path on a lent machine (server, agent, job, upload; benchmarks/gpu_truth.sh), "
@@ -59,10 +62,14 @@ MACHINES_DIFFER = (
     "bounds (batch 1) differ between them, BERT-base fp32 at batch 1 by a third."
 )
 MACHINES_MEASURED = (
-    "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind. Of the eager model configs two "
-    "machines measured with the GPU minimums, the faster over the slower: {spread}. Where the host's CPU bounds the "
-    "step (small batches), the machine moves the figure far more than the measurement's interval says: the part's "
-    "figure is the median of its machines'."
+    "{machines}. Of the eager model configs two runs measured with the GPU minimums, the faster "
+    "over the slower: {spread}. Where the host's CPU bounds the step (small batches), the machine moves the figure far "
+    "more than the measurement's interval says: the part's figure is the median of its runs'."
+)
+OWN_MACHINES = "Each run had a machine of its own (the GPUs' UUIDs differ), of the same kind"
+SHARED_MACHINES = (
+    "{runs} runs on {machines} machines (GPU UUIDs): a run whose agent was stopped at the session's time left its job "
+    "to the next run on the same machine, which measured its first configs again; the machines of the same kind"
 )
 
 ABOVE_LIMIT = (
@@ -88,7 +95,9 @@ def notes(runs: list[ReferenceRunInfo], results: list[ReferenceResult], limit_w:
         said.append(INT8_LAYOUT.format(row=round(int8["gemm_8192"]), nt=round(int8["gemm_8192_nt"])))
     if len({r.gpu_uuid for r in runs}) > 1:
         spread = machine_spread(runs, results)
-        said.append(MACHINES_MEASURED.format(spread=spread) if spread else MACHINES_DIFFER)
+        uuids = len({r.gpu_uuid for r in runs})
+        machines = OWN_MACHINES if uuids == len(runs) else SHARED_MACHINES.format(runs=len(runs), machines=uuids)
+        said.append(MACHINES_MEASURED.format(machines=machines, spread=spread) if spread else MACHINES_DIFFER)
     above = [
         r.result.mean_power_w or 0.0 for r in results if r.settled and (r.result.mean_power_w or 0.0) > (limit_w or 1e9)
     ]
@@ -98,8 +107,8 @@ def notes(runs: list[ReferenceRunInfo], results: list[ReferenceResult], limit_w:
 
 
 def machine_spread(runs: list[ReferenceRunInfo], results: list[ReferenceResult]) -> str:
-    """Per task and batch, how far two machines' measurements of one config differ (median and most),
-    over the configs measured with the GPU minimums on more than one machine; empty with none."""
+    """Per task and batch, how far two runs' measurements of one config differ (median and most), over the
+    configs measured with the GPU minimums by more than one run; empty with none."""
     minimums = {r.id for r in runs if r.suite != "gpu_truth"}
     by_config: dict[tuple[str, int, tuple[object, ...]], list[float]] = {}
     for entry in results:
@@ -135,7 +144,7 @@ def build(exports: list[Path]) -> ReferenceRun:
     machines: list[MachineSpec] = []
     for export in exports:
         snapshots = {row["id"]: MachineSpec.model_validate(row["spec"]) for row in rows(export, "spec_snapshots")}
-        for run in rows(export, "runs"):
+        for run in sorted(rows(export, "runs"), key=lambda r: r["started_at"]):
             spec = snapshots[run["spec_snapshot_id"]]
             machines.append(spec)
             gpu = spec.device("cuda:0")
@@ -171,7 +180,7 @@ def build(exports: list[Path]) -> ReferenceRun:
     ]
     gpu = machine.device("cuda:0")
     assert gpu is not None and gpu.catalog_id, "the machine's GPU matched no catalog entry"
-    started = rows(exports[0], "runs")[0]["started_at"][:10]
+    started = min(run["started_at"] for run in rows(exports[0], "runs"))[:10]
     return ReferenceRun(
         source=f"reference:hwadvisor-{gpu.catalog_id}",
         captured=started,

@@ -36,7 +36,9 @@ class Point:
     source: str
     """The reference run's source (``reference:hwadvisor-<part>``)."""
     run: str
-    """The id of the run within it that measured the point: each had a machine of its own."""
+    """The id of the run within it that measured the point: each had a machine of its own, or a machine an
+    earlier run had, minutes later (the H100's second machine ran twice; at batch 1 its two runs moved as far
+    apart as two machines do, so a run stands for one measurement of the part either way)."""
     vendor: str
     config: Config
     case: Case
@@ -158,7 +160,7 @@ def _carried(
 
 def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
     """log(other / measured) per point and per other machine's run of its reference that measured its
-    config (each run had a machine of its own): how far a reference run's measurement, standing for its
+    config (another machine, or the same one minutes later: ``Point.run``): how far a reference run's measurement, standing for its
     part, is from what another machine with that part measures."""
     by_config: dict[tuple[str, Config], list[tuple[float, str]]] = {}
     for p, e in zip(found, model_errors(found, params), strict=True):

@@ -71,7 +71,7 @@ def _measured_public(f: Figures) -> str:
     if str(f["source"]).startswith("reference:"):
         said = f"measured by hwadvisor's own reference run ({f['source']}) at batch {f['batch_size']}"
         if f.get("systems", 1) > 1:
-            said += f", the median of {f['systems']} machines with this part"
+            said += f", the median of {f['systems']} runs on machines with this part"
         return said + _machines(f)
     systems = f.get("systems", 1)
     spread = f", median of {systems} systems (spread ±{f['error_pct']:.1f}%)" if systems > 1 else ""

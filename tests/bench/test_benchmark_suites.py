@@ -31,6 +31,7 @@ def test_every_benchmark_suite_loads(path: Path) -> None:
         ("gpu_batches.toml", 165),
         ("gpu_batches_recheck.toml", 39),
         ("gpu_batch1_recheck.toml", 33),
+        ("gpu_second_machine.toml", 198),
     ],
 )
 def test_the_gpu_suites_give_the_h200_what_its_reference_run_measured(name: str, configs: int) -> None:

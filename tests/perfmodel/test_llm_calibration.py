@@ -64,4 +64,4 @@ def test_the_gpu_reference_runs_calibrate_their_vendors_gpus_alone_and_no_band_i
     compiled = generation.step(shape, Task.decode, Precision.bf16, 1, 512, h200, runtime="torch-compile")
     assert compiled is not None and compiled.band_kind == "gpu-llm-uncalibrated" and compiled.factor == 1.0
     # a host-bound step on a catalog part: never narrower than how far two machines of one part measure apart
-    assert decode.band >= machine_band("gpu", "host") > shipped.bands["gpu/decode"]
+    assert decode.band >= max(machine_band("gpu", "host"), shipped.bands["gpu/decode"])

@@ -10,6 +10,8 @@ import pytest
 
 from app.contracts import Task
 from app.perfmodel import stream
+from app.perfmodel.bands import regime
+from app.perfmodel.model import steps
 from app.perfmodel.params import shipped
 from tests.perfmodel.test_host import made_by, reference_points
 
@@ -31,7 +33,9 @@ def test_only_configs_two_parts_of_one_architecture_measured_on_the_gpu_are_pair
     assert chosen
     for pair in chosen:
         assert pair.first.device.id < pair.second.device.id
-        assert pair.first.batch == pair.second.batch >= 64  # batch 1 and 32 wait on the host
+        assert pair.first.batch == pair.second.batch >= 32  # batch 1 waits on the host
+        # a host-bound step's ratio is the hosts': the model puts both steps on the GPU
+        assert all(regime(m.host_s, m.device_s) == "device" for m in steps([pair.first, pair.second], params))
     # two architectures run other kernels: their ratio is not the memory's alone
     other = [
         replace(p, architecture="blackwell") if p.case.device.id == chosen[0].second.device.id else p for p in found
