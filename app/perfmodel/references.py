@@ -159,9 +159,9 @@ def _carried(
 
 
 def machine_errors(found: Sequence[Point], params: Params) -> list[Error]:
-    """log(other / measured) per point and per other machine's run of its reference that measured its
-    config (another machine, or the same one minutes later: ``Point.run``): how far a reference run's measurement, standing for its
-    part, is from what another machine with that part measures."""
+    """log(other / measured) per point and per other run of its reference that measured its config
+    (another machine, or the same one minutes later: ``Point.run``): how far a reference run's
+    measurement, standing for its part, is from what another machine with that part measures."""
     by_config: dict[tuple[str, Config], list[tuple[float, str]]] = {}
     for p, e in zip(found, model_errors(found, params), strict=True):
         by_config.setdefault((p.source, p.config), []).append((p.throughput, e.regime))

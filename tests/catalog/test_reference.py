@@ -92,7 +92,8 @@ def test_the_h100_run_measured_every_zoo_workload_in_three_precisions_settled() 
         for e in run.results
         if e.settled and e.result.task in (Task.infer, Task.train)
     }
-    assert len(models) >= 11 * 2 * 3 * 2 + 11 * 3 * 4  # the reference grid, then inference at 8, 32, 128 and training at 128
+    # the reference grid, then inference at 8, 32, 128 and training at 128
+    assert len(models) >= 11 * 2 * 3 * 2 + 11 * 3 * 4
     assert ("resnet20", Task.train, "tf32", 256) in models and ("fcn_r", Task.infer, "bf16", 1) in models
 
 
