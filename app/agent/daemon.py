@@ -218,7 +218,10 @@ class Agent:
             fixed_iterations=self.fixed_iterations,
             on_result=on_result,
             should_stop=lambda: self.stop.is_set() or cancelled,
+            skip=frozenset(job.measured),
         )
+        resumed = f" (resumed: {run.skipped} configs an earlier attempt measured were not measured again)"
+        resumed = resumed if run.skipped else ""
         self.outbox.close_run(run_id)
         self.last_delivery_error = None
         self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
@@ -228,7 +231,7 @@ class Agent:
             return
         left = self.outbox.state_of(run_id)
         if run.interrupted:
-            message = f"agent stopped after {len(run.results)} configs; handed back to the queue"
+            message = f"agent stopped after {len(run.results)} configs{resumed}; handed back to the queue"
             self._finish(job, JobStatus.queued, message)
         elif left == "quarantined":
             (held,) = [q for q in self.outbox.quarantined() if q.run_id == run_id]
@@ -246,7 +249,7 @@ class Agent:
             log.warning("job %s: %s", job.id, message)
             self._finish(job, JobStatus.failed, message)
         else:
-            self._finish(job, JobStatus.done, f"{len(run.results)} results in run {run_id}")
+            self._finish(job, JobStatus.done, f"{len(run.results)} results in run {run_id}{resumed}")
 
     def _finish(self, job: Job, status: JobStatus, message: str) -> None:
         try:

@@ -38,3 +38,32 @@ class BenchConfig:
             f"{workload} {self.runtime} {self.device} {self.precision.value} batch={self.batch_size}"
             f"{context}{threads}{devices}{variant}"
         )
+
+
+def stored_label(
+    workload: str,
+    task: str | None,
+    runtime: str,
+    device: str,
+    precision: str,
+    batch_size: int,
+    *,
+    threads: int | None = None,
+    devices: int = 1,
+    context: int | None = None,
+    variant: str | None = None,
+) -> str:
+    """The label of the config a stored result measured (its columns as the database holds them), the
+    same as that config's ``label()``: what a resumed job is told it need not measure again."""
+    return BenchConfig(
+        workload,
+        Task(task) if task else None,
+        runtime,
+        device,
+        Precision(precision),
+        batch_size,
+        threads,
+        devices,
+        context,
+        variant,
+    ).label()

@@ -11,7 +11,7 @@ import dataclasses
 import gc
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -39,6 +39,8 @@ Progress = Callable[[int, int, BenchConfig, float | None], None]
 class SuiteRun:
     results: list[Result] = field(default_factory=list)
     interrupted: bool = False
+    skipped: int = 0
+    """Configs passed over because an earlier attempt of the job measured them (``run_suite``'s skip)."""
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -307,21 +309,26 @@ def run_suite(
     on_result: Callable[[int, int, Result], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     rendezvous: data_parallel.Rendezvous | None = None,
+    skip: Collection[str] = (),
 ) -> SuiteRun:
     """Every config in order. ``on_result`` (index, total, result) sees each result as it is made,
     between timed regions; ``should_stop`` is asked before each config (an agent's SIGTERM). With a
     ``rendezvous`` every config runs data-parallel over the cluster's machines, each config at the
-    next port; only node 0 keeps results."""
+    next port; only node 0 keeps results. A config whose label is in ``skip`` (a resumed job's, measured
+    by an earlier attempt) is passed over, keeping its place in the indices."""
     configs = suite.configs(machine, only=only)
     settings = suite.measure.model_copy(update={"fixed_iterations": fixed_iterations or suite.measure.fixed_iterations})
     run = SuiteRun()
     started = time.perf_counter()
     for index, config in enumerate(configs, start=1):
-        done = index - 1
-        eta = (time.perf_counter() - started) / done * (len(configs) - done) if done else None
+        done = index - 1 - run.skipped  # measured here: a resumed job's skipped configs took no time
+        eta = (time.perf_counter() - started) / done * (len(configs) - index + 1) if done else None
         if should_stop is not None and should_stop():
             run.interrupted = True
             break
+        if skip and config.label() in skip:
+            run.skipped += 1
+            continue
         try:
             if progress is not None:
                 progress(index, len(configs), config, eta)

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from app.contracts.common import (
     INT32_MAX,
     DeviceId,
+    Label,
     Name,
     Strict,
     Text,
@@ -231,6 +232,11 @@ class Job(Strict):
     created_at: datetime
     lease_expires_at: datetime | None = None
     message: Text | None = None
+    measured: list[Label] = Field(
+        default_factory=list,
+        description="In a claim's answer: the configs (their labels) this machine already measured for the job in an "
+        "earlier attempt and the server holds; the agent resumes the job and measures the rest.",
+    )
 
     @model_validator(mode="after")
     def _has_a_target(self) -> Job:

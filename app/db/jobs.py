@@ -17,8 +17,9 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from app.bench.config import stored_label
 from app.contracts import Job, JobCreate, JobStatus, MachineStatus, Page
-from app.db.models import JobRow, Machine, utcnow
+from app.db.models import JobRow, Machine, ResultRow, Run, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
 
 CANDIDATES = 20
@@ -136,6 +137,50 @@ def claim(session: Session, machine: Machine, *, lease: timedelta, postgres: boo
             session.refresh(candidate)
             return candidate
     return None
+
+
+def claimed(session: Session, row: JobRow) -> Job:
+    """A claimed job as its agent gets it: on a later attempt, with the configs the claiming machine
+    already measured for it in the runs the server holds, so the agent resumes rather than measures
+    them again (an agent stopped at a maintenance window or a lent machine's time left them done)."""
+    job = to_job(row)
+    if row.attempts <= 1 or row.claimed_by is None:
+        return job
+    done = session.execute(
+        select(
+            ResultRow.workload,
+            ResultRow.task,
+            ResultRow.runtime,
+            ResultRow.device,
+            ResultRow.precision,
+            ResultRow.batch_size,
+            ResultRow.threads,
+            ResultRow.devices,
+            ResultRow.context_tokens,
+            ResultRow.variant,
+        )
+        .join(Run, Run.id == ResultRow.run_id)
+        .where(Run.job_id == row.id, ResultRow.machine_id == row.claimed_by)
+        .distinct()
+    ).all()
+    labels = sorted(
+        {
+            stored_label(
+                r.workload,
+                r.task,
+                r.runtime,
+                r.device,
+                r.precision,
+                r.batch_size,
+                threads=r.threads,
+                devices=r.devices,
+                context=r.context_tokens,
+                variant=r.variant,
+            )
+            for r in done
+        }
+    )
+    return job.model_copy(update={"measured": labels})
 
 
 def _candidates(session: Session, machine: Machine, *, postgres: bool) -> Iterator[JobRow]:

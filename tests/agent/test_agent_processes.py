@@ -16,6 +16,7 @@ import json
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -104,8 +105,9 @@ def test_agent_killed_mid_job_is_requeued_and_completed_by_a_restarted_agent(
     results = admin.results(machine_id=machine_id)
     runs = {r["run_id"] for r in results}
     assert len(runs) == 2, "the killed run's measurements were uploaded by the restarted agent"
-    complete = [r for r in results if sum(x["run_id"] == r["run_id"] for x in results) == CONFIGS]
-    assert len(complete) == CONFIGS
+    # the restarted agent uploaded them before it claimed the job again, and resumed it: every config once
+    assert_each_config_once(results)
+    assert "resumed" in job["message"], job["message"]
 
 
 def test_two_agents_race_for_one_job_and_exactly_one_runs_it(server: ServerProcess, tmp_path: Path) -> None:
@@ -162,6 +164,19 @@ def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
     results = admin.results(machine_id=machine_id)
     assert 1 <= len(results) < CONFIGS, "the configs that finished were uploaded before exiting"
     assert all(r["status"] == "ok" for r in results)
+    # the next agent on the machine resumes the job: it measures the configs the first left, not all again
+    resumed = agent.command("run", "--once", "--no-quiet-check", ITERATIONS)
+    assert resumed.returncode == 0, resumed.stderr
+    job = admin.get_job(job_id)
+    assert job["status"] == "done" and job["attempts"] == 2, job
+    assert f"resumed: {len(results)} configs an earlier attempt measured" in job["message"], job["message"]
+    assert job["configs_done"] == job["configs_total"] == CONFIGS
+    assert_each_config_once(admin.results(machine_id=machine_id))
+
+
+def assert_each_config_once(results: list[dict[str, Any]]) -> None:
+    keys = [(r["workload"], r["batch_size"]) for r in results]
+    assert len(keys) == CONFIGS and len(set(keys)) == CONFIGS, keys
 
 
 @pytest.fixture(params=BACKENDS)

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from app.bench.config import stored_label
+from app.bench.runner import _failed
 from app.bench.suites import load_suite
+from app.contracts import ResultStatus
 from app.probes import probe_machine
 from app.probes.sources import FixtureSources
 from testkit import MACHINES
@@ -40,3 +43,30 @@ def test_the_gpu_suites_give_the_h200_what_its_reference_run_measured(name: str,
     spec = probe_machine(FixtureSources(h200), nvml=ReplayNvml(gpus), cuda_sm_counts={})
     found = load_suite(str(BENCHMARKS / name)).configs(spec)
     assert len(found) == configs and all(c.device == "cuda:0" for c in found)
+
+
+@pytest.mark.parametrize("name", ["gpu_truth.toml", "data_parallel.toml", "llm_cpu.toml", "runtimes_variants.toml"])
+def test_a_stored_result_names_the_config_it_measured_so_a_resumed_job_can_pass_it_over(name: str) -> None:
+    """A resumed job is told the labels of the configs its earlier attempts stored (app/db/jobs.py
+    ``claimed``): each config's result, as the database holds its columns, gives back the config's label."""
+    h200 = MACHINES / "h200"
+    gpus = json.loads((h200 / "probe.json").read_text())["env"]["nvml_all"]
+    spec = probe_machine(FixtureSources(h200), nvml=ReplayNvml(gpus), cuda_sm_counts={})
+    configs = load_suite(str(BENCHMARKS / name)).configs(spec)
+    assert configs
+    for config in configs:
+        r = _failed(config, ResultStatus.unsupported, "not measured here")
+        stored = stored_label(
+            r.workload,
+            r.task.value if r.task else None,
+            r.runtime,
+            r.device,
+            r.precision.value,
+            r.batch_size,
+            threads=r.threads,
+            devices=r.devices,
+            context=r.context_tokens,
+            variant=r.variant,
+        )
+        assert stored == config.label()
+    assert len({c.label() for c in configs}) == len(configs), "two configs of a suite share a label"

@@ -72,7 +72,7 @@ def claim(principal: MachineAgent, db: DatabaseDep, settings: SettingsDep, respo
             response.status_code = status.HTTP_204_NO_CONTENT
             return None
         machine.agent_state = AgentState.running.value
-        return jobs.to_job(row)
+        return jobs.claimed(session, row)
 
 
 @router.post("/jobs/{job_id}/progress")
