@@ -93,9 +93,9 @@ def notes(runs: list[ReferenceRunInfo], results: list[ReferenceResult], limit_w:
     }
     if {"gemm_8192", "gemm_8192_nt"} <= int8.keys():
         said.append(INT8_LAYOUT.format(row=round(int8["gemm_8192"]), nt=round(int8["gemm_8192_nt"])))
-    if len({r.gpu_uuid for r in runs}) > 1:
+    uuids = len({r.gpu_uuid for r in runs})
+    if uuids > 1:
         spread = machine_spread(runs, results)
-        uuids = len({r.gpu_uuid for r in runs})
         machines = OWN_MACHINES if uuids == len(runs) else SHARED_MACHINES.format(runs=len(runs), machines=uuids)
         said.append(MACHINES_MEASURED.format(machines=machines, spread=spread) if spread else MACHINES_DIFFER)
     above = [
