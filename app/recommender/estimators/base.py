@@ -7,6 +7,7 @@ never replaced by an interpolation or a prediction.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -195,12 +196,16 @@ def held_gb(hardware: Hardware, config: Config, evidence: Evidence) -> float | N
     memory it did not need."""
     if not evidence.workload or config.variant is not None:
         return None
-    profile = profile_of(evidence.workload, evidence.task, config.precision)
-    if profile is None:
-        return None
-    needed = profile.memory.at(config.batch_size) / 1e9
+    needed = _profiled_gb(evidence.workload, evidence.task, config.precision, config.batch_size)
     spec = hardware.spec
-    return None if spec is not None and spec.memory_gb and needed > spec.memory_gb else needed
+    return None if needed is None or (spec is not None and spec.memory_gb and needed > spec.memory_gb) else needed
+
+
+@functools.lru_cache(maxsize=4096)
+def _profiled_gb(workload: str, task: Task, precision: Precision, batch: int) -> float | None:
+    """The profile's memory at a batch, once per config: a fleet's table asks it of every measured point."""
+    profile = profile_of(workload, task, precision)
+    return profile.memory.at(batch) / 1e9 if profile is not None else None
 
 
 def batch_time_ms(config: Config, throughput: float) -> float:
