@@ -108,7 +108,7 @@ class AgentClient:
         response = self._request("POST", "/api/v1/agents/claim")
         return None if response.status_code == 204 else Job.model_validate(response.json())
 
-    def progress(self, job_id: uuid.UUID, done: int, total: int) -> Job:
+    def progress(self, job_id: uuid.UUID, done: int, total: int | None) -> Job:
         body = JobProgress(configs_done=done, configs_total=total).model_dump_json()
         return Job.model_validate(
             self._request("POST", f"/api/v1/agents/jobs/{job_id}/progress", content=body, headers=JSON).json()

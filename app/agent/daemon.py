@@ -27,6 +27,7 @@ from types import FrameType
 
 from app import __version__
 from app.agent.client import AgentClient, ServerUnavailable
+from app.agent.lease import UNSTATED_LEASE_S, LeaseKeeper
 from app.agent.outbox import Outbox
 from app.agent.quiet import busy_reason
 from app.agent.settings import AgentSettings
@@ -196,35 +197,26 @@ class Agent:
             return
         run_id = self.outbox.open_run(suite=suite.name, agent_version=__version__, machine=self.spec, job_id=job.id)
         self._state = AgentState.running
-        cancelled = False
 
         def on_result(index: int, total: int, result: Result) -> None:
-            nonlocal cancelled
             self.outbox.add_result(run_id, index, result)
-            try:
-                state = self.client.progress(job.id, index, total)
-                cancelled = state.status is JobStatus.cancelled
-            except ServerUnavailable as exc:
-                log.warning("progress report failed (the job's lease may lapse): %s", exc)
-            except AuthError as exc:  # the lease lapsed and the job went elsewhere, or the machine was retired
-                log.warning("job %s is no longer ours: %s", job.id, exc)
-                cancelled = True
-            except HwadvisorError as exc:
-                log.warning("progress report refused: %s", exc)
+            lease.report(index, total)
 
-        run = run_suite(
-            suite,
-            self.spec,
-            fixed_iterations=self.fixed_iterations,
-            on_result=on_result,
-            should_stop=lambda: self.stop.is_set() or cancelled,
-            skip=frozenset(job.measured),
-        )
-        resumed = f" (resumed: {run.skipped} configs an earlier attempt measured were not measured again)"
-        resumed = resumed if run.skipped else ""
-        self.outbox.close_run(run_id)
-        self.last_delivery_error = None
-        self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
+        with LeaseKeeper(self.client, job.id, job.lease_s or UNSTATED_LEASE_S) as lease:
+            run = run_suite(
+                suite,
+                self.spec,
+                fixed_iterations=self.fixed_iterations,
+                on_result=on_result,
+                should_stop=lambda: self.stop.is_set() or lease.lost,
+                skip=frozenset(job.measured),
+            )
+            resumed = f" (resumed: {run.skipped} configs an earlier attempt measured were not measured again)"
+            resumed = resumed if run.skipped else ""
+            self.outbox.close_run(run_id)
+            self.last_delivery_error = None
+            self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
+        cancelled = lease.lost
         self._state = AgentState.idle
         if cancelled:
             log.info("job %s was cancelled after %d configs", job.id, len(run.results))

@@ -231,6 +231,12 @@ class Job(Strict):
     configs_total: int | None = Field(default=None, ge=0)
     created_at: datetime
     lease_expires_at: datetime | None = None
+    lease_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="In a claim's or progress report's answer: how long the lease lasts without progress, seconds; "
+        "the agent renews it well within this while a long config runs.",
+    )
     message: Text | None = None
     measured: list[Label] = Field(
         default_factory=list,

@@ -3,7 +3,8 @@
 1. The server is killed in the middle of a run and restarted: every result arrives exactly once.
 2. An agent is SIGKILLed in the middle of a job: the lease expires, the job is requeued, a
    restarted agent completes it.
-3. Two agents race for one job: exactly one runs it.
+3. Two agents race for one job: exactly one runs it, and keeps it through a config longer than the
+   job's lease.
 4. A wrong, revoked or unapproved token: a clear error message and a non-zero exit, nothing stored.
 5. Runs the server refuses (unknown job 409, too large 413) are quarantined and the runs behind them
    delivered; a retired machine's runs stay in the outbox. A database that refuses every run (5xx)
@@ -41,11 +42,24 @@ threads = [1]
 """
 CONFIGS = 8
 ITERATIONS = "--iterations=4"
+LEASE_S = 4.0
+# One config whose warm-up alone outlasts the lease: the agent running it must renew the lease
+# while it measures, or the other agent's next claim takes the job away.
+LONGER_THAN_THE_LEASE = f"""
+name = "long"
+[measure]
+warmup_min_s = {2 * LEASE_S}
+warmup_budget_s = {2 * LEASE_S}
+[[grid]]
+workloads = ["resnet56"]
+batch_sizes = [4]
+threads = [1]
+"""
 
 
 @pytest.fixture(params=BACKENDS)
 def server(request: pytest.FixtureRequest, scratch: ScratchDatabases, tmp_path: Path):  # type: ignore[no-untyped-def]
-    process = ServerProcess(scratch.new(request.param), tmp_path, env={"HWADVISOR_JOB_LEASE_S": "4"}).start()
+    process = ServerProcess(scratch.new(request.param), tmp_path, env={"HWADVISOR_JOB_LEASE_S": str(LEASE_S)}).start()
     yield process
     process.stop()
 
@@ -118,14 +132,14 @@ def test_two_agents_race_for_one_job_and_exactly_one_runs_it(server: ServerProce
     second.start(ITERATIONS)
     try:
         wait_for("both agents polling", lambda: all(admin.agent_state(m) == "idle" for m in (first_id, second_id)))
-        job_id = admin.job(SUITE, selector={"cpu_arch": "x86_64"})
+        job_id = admin.job(LONGER_THAN_THE_LEASE, selector={"cpu_arch": "x86_64"})
         job = admin.wait_until_done(job_id)
     finally:
         first.stop()
         second.stop()
-    assert job["attempts"] == 1 and job["claimed_by"] in (first_id, second_id)
+    assert job["attempts"] == 1 and job["claimed_by"] in (first_id, second_id), (first.log(), second.log())
     winner, loser = (first_id, second_id) if job["claimed_by"] == first_id else (second_id, first_id)
-    assert len(admin.results(machine_id=winner)) == CONFIGS
+    assert len(admin.results(machine_id=winner)) == 1
     assert admin.results(machine_id=loser) == []
 
 

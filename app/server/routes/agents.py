@@ -72,7 +72,9 @@ def claim(principal: MachineAgent, db: DatabaseDep, settings: SettingsDep, respo
             response.status_code = status.HTTP_204_NO_CONTENT
             return None
         machine.agent_state = AgentState.running.value
-        return jobs.claimed(session, row)
+        job = jobs.claimed(session, row)
+        job.lease_s = settings.job_lease_s
+        return job
 
 
 @router.post("/jobs/{job_id}/progress")
@@ -90,7 +92,9 @@ def job_progress(
             total=body.configs_total,
             lease=timedelta(seconds=settings.job_lease_s),
         )
-        return jobs.to_job(row)
+        job = jobs.to_job(row)
+        job.lease_s = settings.job_lease_s
+        return job
 
 
 @router.post("/jobs/{job_id}/finish")
