@@ -213,9 +213,14 @@ class Agent:
             )
             resumed = f" (resumed: {run.skipped} configs an earlier attempt measured were not measured again)"
             resumed = resumed if run.skipped else ""
-            self.outbox.close_run(run_id)
-            self.last_delivery_error = None
-            self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
+            nothing_left = 0 < run.skipped == run.total and not run.interrupted
+            if nothing_left:  # the earlier attempts' runs hold every config: no empty run beside them
+                self.outbox.delete(run_id)
+                lease.report(run.total, run.total)
+            else:
+                self.outbox.close_run(run_id)
+                self.last_delivery_error = None
+                self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
         cancelled = lease.lost
         self._state = AgentState.idle
         if cancelled:
@@ -240,6 +245,9 @@ class Agent:
             )
             log.warning("job %s: %s", job.id, message)
             self._finish(job, JobStatus.failed, message)
+        elif nothing_left:
+            message = f"resumed: all {run.total} configs were measured by an earlier attempt; none measured again"
+            self._finish(job, JobStatus.done, message)
         else:
             self._finish(job, JobStatus.done, f"{len(run.results)} results in run {run_id}{resumed}")
 

@@ -41,6 +41,8 @@ class SuiteRun:
     interrupted: bool = False
     skipped: int = 0
     """Configs passed over because an earlier attempt of the job measured them (``run_suite``'s skip)."""
+    total: int = 0
+    """The suite's configs on this machine, measured or not."""
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -318,7 +320,7 @@ def run_suite(
     by an earlier attempt) is passed over, keeping its place in the indices."""
     configs = suite.configs(machine, only=only)
     settings = suite.measure.model_copy(update={"fixed_iterations": fixed_iterations or suite.measure.fixed_iterations})
-    run = SuiteRun()
+    run = SuiteRun(total=len(configs))
     started = time.perf_counter()
     for index, config in enumerate(configs, start=1):
         done = index - 1 - run.skipped  # measured here: a resumed job's skipped configs took no time

@@ -16,14 +16,18 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
 
+from app.agent.client import AgentClient
 from app.agent.outbox import Outbox
-from app.contracts import MachineSpec
+from app.bench.runner import run_report, run_suite
+from app.bench.suites import parse_suite
+from app.contracts import JobStatus, MachineSpec
 from app.probes import probe_machine
 from testkit.factories import result
 from testkit.processes import ONE_CONFIG, Admin, AgentProcess, ServerProcess, wait_for
@@ -247,6 +251,40 @@ def test_runs_the_server_refuses_are_quarantined_and_the_runs_behind_them_are_de
     box = Outbox(outbox)
     assert box.state_of(kept) == "ready" and box.pending() == 1, "a refused credential quarantines nothing"
     box.close()
+
+
+@ON_SQLITE
+def test_a_job_an_earlier_attempt_stored_whole_is_done_without_measuring_or_an_empty_run(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    admin = Admin(server.url)
+    agent, machine_id = enrolled_agent(server, admin, tmp_path, "a")
+    job_id = admin.job(SUITE, machine_id=machine_id)
+    # the earlier attempt, as the machine's own credential makes it: every config measured and stored,
+    # then the job handed back before it could be reported done (an agent stopped at that moment)
+    token = json.loads(agent.config.read_text())["token"]
+    with AgentClient(server.url, token) as client:
+        claimed = client.claim()
+        assert claimed is not None and str(claimed.id) == job_id and claimed.lease_s == LEASE_S
+        machine = probe_machine()
+        started = datetime.now(UTC)
+        run = run_suite(parse_suite(SUITE, "the test's suite"), machine, fixed_iterations=1)
+        assert len(run.results) == CONFIGS
+        report = run_report(parse_suite(SUITE, "the test's suite"), machine, run, started_at=started)
+        client.upload_run(report.model_copy(update={"job_id": claimed.id}))
+        client.finish(claimed.id, JobStatus.queued, "stopped before it could say done")
+    again = agent.command("run", "--once", "--no-quiet-check", ITERATIONS)
+    assert again.returncode == 0, again.stderr
+    job = admin.get_job(job_id)
+    assert job["status"] == "done" and job["attempts"] == 2, job
+    assert f"all {CONFIGS} configs were measured by an earlier attempt" in job["message"], job["message"]
+    assert job["configs_done"] == job["configs_total"] == CONFIGS
+    assert {r["run_id"] for r in admin.results(machine_id=machine_id)} == {str(report.run_id)}
+    engine = create_engine(server.env["HWADVISOR_DATABASE_URL"])
+    with engine.connect() as conn:
+        runs = conn.execute(text("SELECT count(*) FROM runs")).scalar_one()
+    engine.dispose()
+    assert runs == 1, "no empty run was stored beside the one that holds every config"
 
 
 def _refuse_runs(database_url: str, refuse: bool) -> None:
