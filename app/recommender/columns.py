@@ -59,6 +59,8 @@ class Columns:
     precision_index: Ints
     """Into ``PRECISIONS``."""
     throughput: Floats
+    error_pct: Floats
+    """Per row: the estimate's band, percent (``Guess.error_pct``)."""
     power_w: Floats
     latency_p99_ms: Floats
     memory_gb: Floats
@@ -139,6 +141,7 @@ def columns(options: list[Option], lab_scaling: LabScaling = EMPTY) -> Columns:
         variant_index=np.array([variants[o.config.variant] for o in options], dtype=np.int64),
         precision_index=np.array([precisions[o.config.precision] for o in options], dtype=np.int64),
         throughput=np.array([e.throughput_samples_per_s for e in estimates], dtype=np.float64),
+        error_pct=np.array([e.error_pct for e in estimates], dtype=np.float64),
         power_w=_floats([e.power_w for e in estimates]),
         latency_p99_ms=_floats([e.latency_p99_ms for e in estimates]),
         memory_gb=_floats([e.memory_gb for e in estimates]),

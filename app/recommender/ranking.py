@@ -116,7 +116,7 @@ def _unpriced(option: Option) -> Why:
     return why(ReasonCode.price_unknown, hardware=hardware.name, catalog_id=hardware.catalog_id)
 
 
-def _score(spec: WorkloadSpec, e: Guess, price: Price | None, system_throughput: float) -> Scored:
+def _score(spec: WorkloadSpec, e: Guess, price: Price | None, system_throughput: float, assured: float) -> Scored:
     throughput = e.throughput_samples_per_s
     per_w = throughput / e.power_w if e.power_w else None
     joules = e.power_w / throughput if e.power_w is not None else None
@@ -128,7 +128,7 @@ def _score(spec: WorkloadSpec, e: Guess, price: Price | None, system_throughput:
         )
         cost = per_second * 1e6 / throughput
         cost = cost if math.isfinite(cost) else None
-    return Scored(throughput, system_throughput, e.latency_p99_ms, e.power_w, per_w, joules, cost)
+    return Scored(throughput, system_throughput, assured, e.latency_p99_ms, e.power_w, per_w, joules, cost)
 
 
 def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation:
@@ -138,7 +138,7 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     allowed = table.allowed(
         c.precisions, c.runtimes, c.variants, allow_variants=spec.allow_variants, device_kinds=c.device_kinds
     )
-    figures = Figures(table.throughput, table.power_w, table.latency_p99_ms, table.memory_gb)
+    figures = Figures(table.throughput, table.error_pct, table.power_w, table.latency_p99_ms, table.memory_gb)
     together = Together(spec, table)
     reasons = rejected_by(spec, table, figures, together) & allowed
     budget = _limits(spec)
@@ -179,6 +179,7 @@ class Figures(NamedTuple):
     """The estimate's figures of every row (NaN where unknown): as estimated, or as capped."""
 
     throughput: Floats
+    error_pct: Floats
     power_w: Floats
     latency_p99_ms: Floats
     memory_gb: Floats
@@ -211,11 +212,13 @@ def capped_figures(table: Columns, f: Figures, budget_w: float, rows: Bools) -> 
     app/recommender/power.py, on columns), and which rows were."""
     can = rows & (table.cap_min_w <= budget_w) & (budget_w < f.power_w)
     factor = np.ones(len(table))
-    exponent = power_model.shipped().cap.exponent
+    cap = power_model.shipped().cap
+    exponent = cap.exponent
     factor[can] = np.array([(budget_w / w) ** exponent for w in f.power_w[can].tolist()], dtype=np.float64)
     latency = np.where((f.latency_p99_ms != 0) & ~np.isnan(f.latency_p99_ms), f.latency_p99_ms / factor, np.nan)
     lowered = Figures(
         np.where(can, f.throughput * factor, f.throughput),
+        np.where(can, f.error_pct + cap.extra_error_pct, f.error_pct),
         np.where(can, budget_w, f.power_w),
         np.where(can, latency, f.latency_p99_ms),
         np.where(can, np.nan, f.memory_gb),
@@ -228,6 +231,7 @@ class ScoredColumns(NamedTuple):
 
     throughput: Floats
     system_throughput: Floats
+    assured_throughput: Floats
     latency_p99_ms: Floats
     power_w: Floats
     throughput_per_w: Floats
@@ -248,7 +252,8 @@ def scores(spec: WorkloadSpec, table: Columns, f: Figures, rows: Ints, together:
         cost = per_second * 1e6 / throughput
     cost = np.where(np.isfinite(cost), cost, np.nan)
     system = together(rows, throughput)
-    return ScoredColumns(throughput, system, f.latency_p99_ms[rows], power, per_w, joules, cost)
+    assured = together(rows, throughput / (1 + f.error_pct[rows] / 100))  # Guess.throughput_low
+    return ScoredColumns(throughput, system, assured, f.latency_p99_ms[rows], power, per_w, joules, cost)
 
 
 def _order(spec: WorkloadSpec, scored: ScoredColumns, kind_order: Ints) -> Ints:
@@ -282,7 +287,8 @@ def _listed_candidate(
         option = option._replace(estimate=lower)
     price = table.prices[int(table.hardware_index[row])]
     system = together.one(row, option.estimate.throughput_samples_per_s)
-    return _candidate(rank, option, _score(spec, option.estimate, price, system), price, spec, on_front)
+    assured = together.one(row, option.estimate.throughput_low)
+    return _candidate(rank, option, _score(spec, option.estimate, price, system, assured), price, spec, on_front)
 
 
 def pareto_front(scored: ScoredColumns) -> Bools:

@@ -27,7 +27,14 @@ specs = st.fixed_dictionaries(
         "task": st.sampled_from(["infer", "train"]),
         "batch_size": st.none() | st.sampled_from([1, 8, 16, 32, 64]),
         "objective": st.sampled_from(
-            ["throughput", "latency", "throughput_per_watt", "cost_per_million_samples", "energy_per_sample"]
+            [
+                "throughput",
+                "assured_throughput",
+                "latency",
+                "throughput_per_watt",
+                "cost_per_million_samples",
+                "energy_per_sample",
+            ]
         ),
         "scope": st.sampled_from(["owned", "catalog"]),
         "limit": st.just(1000),

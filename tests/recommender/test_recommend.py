@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -21,6 +22,10 @@ def ask(api: Api, **spec: Any) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+def place(c: dict[str, Any]) -> tuple[Any, ...]:
+    return (c["hardware"]["machine_name"], c["hardware"]["catalog_id"], c["runtime"], c["precision"])
 
 
 def row(c: dict[str, Any]) -> tuple[Any, ...]:
@@ -71,6 +76,22 @@ def test_other_objectives_reorder_the_same_candidates(api: Api) -> None:
     by_latency = ask(api, objective="latency", **spec)["candidates"]
     latencies = [c["estimate"]["latency_p99_ms"] for c in by_latency]
     assert latencies == sorted(latencies)
+
+
+def test_assured_throughput_ranks_by_the_low_end_of_each_band(api: Api) -> None:
+    build(api)
+    spec = {"batch_size": 64, "scope": "catalog", "limit": 1000, "constraints": {"precisions": ["bf16"]}}
+    assured = ask(api, objective="assured_throughput", **spec)["candidates"]
+    lows = [c["estimate"]["throughput_low"] for c in assured]
+    assert lows == sorted(lows, reverse=True)
+    fastest = ask(api, objective="throughput", **spec)["candidates"]
+    assert Counter(map(place, assured)) == Counter(map(place, fastest))
+    # parts modelled faster than the lab's measured A100 (4500/s, +-1%) whose wider bands leave them less
+    # sure to be: below it here, above it by throughput
+    a100 = next(c for c in assured if c["hardware"]["machine_name"] == "node-a100")
+    measured = a100["estimate"]["throughput_samples_per_s"]
+    overtaken = [c for c in assured[assured.index(a100) + 1 :] if c["estimate"]["throughput_samples_per_s"] > measured]
+    assert overtaken and all(c["estimate"]["error_pct"] > a100["estimate"]["error_pct"] for c in overtaken)
 
 
 def test_an_unmeasured_batch_between_two_measured_ones_is_interpolated(api: Api) -> None:
@@ -412,6 +433,7 @@ def test_the_objectives_and_estimators_are_plug_ins_with_their_metadata() -> Non
     rows = {r["name"]: r for r in describe(objectives)}
     assert set(rows) == {
         "throughput",
+        "assured_throughput",
         "latency",
         "throughput_per_watt",
         "cost_per_million_samples",

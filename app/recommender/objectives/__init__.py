@@ -21,6 +21,9 @@ class Scored(NamedTuple):
 
     throughput: float
     system_throughput: float
+    assured_throughput: float
+    """The system's samples/s at the low end of each device's band (``Guess.throughput_low``): what the
+    estimate's 90% band says is reached."""
     latency_p99_ms: float | None
     power_w: float | None
     throughput_per_w: float | None
