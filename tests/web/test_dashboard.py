@@ -103,6 +103,13 @@ def test_fleet_machine_recommend_jobs_catalog(browser: Any, server: ServerProces
     assert '"device_kinds":["cuda"]' in rest  # "which GPU": the kind of device is asked, not implied
     page.screenshot(path=str(screenshots / "3-recommend.png"), full_page=True)
 
+    # ranked by the low end of each band: the figure it ranks by is shown under each one
+    page.select_option("#recommend-form select[name=objective]", "assured_throughput")
+    page.click("#recommend-submit")
+    page.wait_for_selector("#recommend-result tr.candidate .low-end")
+    lows = [float(t.split()[-1].replace(",", "")) for t in page.locator("#recommend-result .low-end").all_inner_texts()]
+    assert len(lows) == 4 and lows == sorted(lows, reverse=True), lows
+
     page.click("#nav a[data-page=compare]")
     wait_ready(page, "compare")
     machines = page.locator("#compare-pick option").all()

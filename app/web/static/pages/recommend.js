@@ -96,6 +96,10 @@ function costCell(c) {
     c.price && c.price.basis !== "release" ? null : h("div", { class: "muted small", text: known }));
 }
 
+/** Under the assured-throughput objective, the figure it ranks by: the low end of the estimate's band. */
+const lowEnd = (spec, e) => (spec.objective === "assured_throughput"
+  ? h("div", { class: "muted small low-end", text: `at least ${fmt(e.throughput_low)}` }) : null);
+
 async function showRecommendation(out, spec) {
   out.replaceChildren(h("p", { class: "muted", text: "Asking the recommender…" }));
   let answer;
@@ -104,7 +108,7 @@ async function showRecommendation(out, spec) {
   const rows = answer.candidates.map((c) => h("tr", { class: "candidate" },
     td(c.rank, true), td(h("span", {}, c.hardware.name, h("div", { class: "explain", text: c.estimate.explanation }))), td(where(c)),
     td(c.runtime), td(c.precision), td(variantCell(c)), td(c.batch_size, true), td(c.threads ?? "–", true),
-    td(estimateCell(c.estimate), true), td(fmt(c.estimate.latency_p99_ms, 2), true),
+    td(h("span", {}, estimateCell(c.estimate), lowEnd(spec, c.estimate)), true), td(fmt(c.estimate.latency_p99_ms, 2), true),
     td(h("span", {}, fmt(c.estimate.power_w, 0), h("span", { class: "muted small", text: c.estimate.power_basis && c.estimate.power_basis !== "measured" ? " " + c.estimate.power_basis : "" })), true),
     td(fmt(c.throughput_per_w, 2), true), td(costCell(c), true),
     td(h("span", {}, badge(c.estimate.kind), " ", referenceBadge(c.estimate.source), " ", c.pareto ? badge("pareto") : null)), td(h("span", { class: "small", text: c.estimate.source }))));
