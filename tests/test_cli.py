@@ -115,6 +115,8 @@ def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, datab
     with_variants = hwadvisor("recommend", "mymodel", "--variants", env=env)
     assert "variant pruned-50~" in with_variants.stdout
     assert "~ a model variant, not the original model: speed only; check accuracy on your data" in with_variants.stdout
+    assured = hwadvisor("recommend", "mymodel", "--objective", "assured_throughput", env=env)
+    assert assured.returncode == 0 and "ranked by the low end of each band" in assured.stdout, assured.stderr
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -74,6 +74,8 @@ def render(answer: Recommendation, *, rejected: int = 10) -> str:
     if not answer.candidates:
         lines.append("(no candidate meets the constraints)")
     lines.append("* power not measured: TDP, a TDP share, or a cap (see each explanation with --json)")
+    if answer.query.objective == "assured_throughput":
+        lines.append("ranked by the low end of each band: samples/s / (1 + ±%/100)")
     if any(c.variant for c in answer.candidates):
         lines.append(
             f"~ a model variant, not the original model: {next(c.caveat for c in answer.candidates if c.caveat)}"
