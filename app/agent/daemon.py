@@ -221,10 +221,10 @@ class Agent:
                 self.outbox.close_run(run_id)
                 self.last_delivery_error = None
                 self.drain(until_empty=True, attempts=self.settings.job_upload_attempts)
-        cancelled = lease.lost
         self._state = AgentState.idle
-        if cancelled:
-            log.info("job %s was cancelled after %d configs", job.id, len(run.results))
+        if lease.lost:
+            why = "was cancelled" if lease.cancelled else "is no longer this machine's (its lease lapsed)"
+            log.info("job %s %s after %d configs", job.id, why, len(run.results))
             return
         left = self.outbox.state_of(run_id)
         if run.interrupted:

@@ -6,7 +6,8 @@
 3. Two agents race for one job: exactly one runs it, and keeps it through a config longer than the
    job's lease.
 4. A wrong, revoked or unapproved token: a clear error message and a non-zero exit, nothing stored.
-5. Runs the server refuses (unknown job 409, too large 413) are quarantined and the runs behind them
+5. A job cancelled mid-run: its agent stops after the config it is measuring.
+6. Runs the server refuses (unknown job 409, too large 413) are quarantined and the runs behind them
    delivered; a retired machine's runs stay in the outbox. A database that refuses every run (5xx)
    fails the job after a bounded number of tries and the run is delivered once it takes it.
 """
@@ -251,6 +252,22 @@ def test_runs_the_server_refuses_are_quarantined_and_the_runs_behind_them_are_de
     box = Outbox(outbox)
     assert box.state_of(kept) == "ready" and box.pending() == 1, "a refused credential quarantines nothing"
     box.close()
+
+
+@ON_SQLITE
+def test_a_job_cancelled_mid_run_stops_its_agent_after_the_config_it_is_measuring(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    admin, agent, machine_id, job_id = agent_on_a_job(server, tmp_path)
+    try:
+        wait_for("a config done", lambda: admin.get_job(job_id)["configs_done"] >= 1)
+        admin.http.post(f"/api/v1/jobs/{job_id}/cancel").raise_for_status()
+        wait_for("the agent idle again", lambda: admin.agent_state(machine_id) == "idle")
+    finally:
+        assert agent.stop() == 0, agent.log()
+    assert admin.get_job(job_id)["status"] == "cancelled"
+    assert f"job {job_id} was cancelled after" in agent.log()
+    assert len(admin.results(machine_id=machine_id)) < CONFIGS, "the configs after the cancel were not measured"
 
 
 @ON_SQLITE
