@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from app.contracts import Candidate, EstimateKind, Recommendation, Rejection, WorkloadSpec
 from app.db.engine import Database
 from app.recommender import recommend
+from app.recommender.objectives import objectives
 from testkit.factories import Api
 from testkit.lab import LAB, build, cpu_run
 
@@ -26,16 +27,7 @@ specs = st.fixed_dictionaries(
         "workload": st.just("resnet50"),
         "task": st.sampled_from(["infer", "train"]),
         "batch_size": st.none() | st.sampled_from([1, 8, 16, 32, 64]),
-        "objective": st.sampled_from(
-            [
-                "throughput",
-                "assured_throughput",
-                "latency",
-                "throughput_per_watt",
-                "cost_per_million_samples",
-                "energy_per_sample",
-            ]
-        ),
+        "objective": st.sampled_from(objectives.names()),  # every one registered
         "scope": st.sampled_from(["owned", "catalog"]),
         "limit": st.just(1000),
         "constraints": st.fixed_dictionaries(
