@@ -184,13 +184,20 @@ def test_sigterm_mid_job_finishes_the_config_uploads_and_hands_the_job_back(
     assert 1 <= len(results) < CONFIGS, "the configs that finished were uploaded before exiting"
     assert all(r["status"] == "ok" for r in results)
     # the next agent on the machine resumes the job: it measures the configs the first left, not all again
-    resumed = agent.command("run", "--once", "--no-quiet-check", ITERATIONS)
-    assert resumed.returncode == 0, resumed.stderr
+    job = resumed_to_the_end(agent, admin, job_id)
+    assert f"resumed: {len(results)} configs an earlier attempt measured" in job["message"], job["message"]
+    assert_each_config_once(admin.results(machine_id=machine_id))
+
+
+def resumed_to_the_end(agent: AgentProcess, admin: Admin, job_id: str) -> dict[str, Any]:
+    """`agent run --once` on a job an earlier attempt handed back: the job, done on its second attempt with
+    every config counted."""
+    again = agent.command("run", "--once", "--no-quiet-check", ITERATIONS)
+    assert again.returncode == 0, again.stderr
     job = admin.get_job(job_id)
     assert job["status"] == "done" and job["attempts"] == 2, job
-    assert f"resumed: {len(results)} configs an earlier attempt measured" in job["message"], job["message"]
     assert job["configs_done"] == job["configs_total"] == CONFIGS
-    assert_each_config_once(admin.results(machine_id=machine_id))
+    return job
 
 
 def assert_each_config_once(results: list[dict[str, Any]]) -> None:
@@ -285,17 +292,14 @@ def test_a_job_an_earlier_attempt_stored_whole_is_done_without_measuring_or_an_e
         assert claimed is not None and str(claimed.id) == job_id and claimed.lease_s == LEASE_S
         machine = probe_machine()
         started = datetime.now(UTC)
-        run = run_suite(parse_suite(SUITE, "the test's suite"), machine, fixed_iterations=1)
+        suite = parse_suite(SUITE, "the test's suite")
+        run = run_suite(suite, machine, fixed_iterations=1)
         assert len(run.results) == CONFIGS
-        report = run_report(parse_suite(SUITE, "the test's suite"), machine, run, started_at=started)
+        report = run_report(suite, machine, run, started_at=started)
         client.upload_run(report.model_copy(update={"job_id": claimed.id}))
         client.finish(claimed.id, JobStatus.queued, "stopped before it could say done")
-    again = agent.command("run", "--once", "--no-quiet-check", ITERATIONS)
-    assert again.returncode == 0, again.stderr
-    job = admin.get_job(job_id)
-    assert job["status"] == "done" and job["attempts"] == 2, job
+    job = resumed_to_the_end(agent, admin, job_id)
     assert f"all {CONFIGS} configs were measured by an earlier attempt" in job["message"], job["message"]
-    assert job["configs_done"] == job["configs_total"] == CONFIGS
     assert {r["run_id"] for r in admin.results(machine_id=machine_id)} == {str(report.run_id)}
     engine = create_engine(server.env["HWADVISOR_DATABASE_URL"])
     with engine.connect() as conn:
