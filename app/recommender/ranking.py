@@ -213,8 +213,7 @@ def capped_figures(table: Columns, f: Figures, budget_w: float, rows: Bools) -> 
     can = rows & (table.cap_min_w <= budget_w) & (budget_w < f.power_w)
     factor = np.ones(len(table))
     cap = power_model.shipped().cap
-    exponent = cap.exponent
-    factor[can] = np.array([(budget_w / w) ** exponent for w in f.power_w[can].tolist()], dtype=np.float64)
+    factor[can] = np.array([(budget_w / w) ** cap.exponent for w in f.power_w[can].tolist()], dtype=np.float64)
     latency = np.where((f.latency_p99_ms != 0) & ~np.isnan(f.latency_p99_ms), f.latency_p99_ms / factor, np.nan)
     lowered = Figures(
         np.where(can, f.throughput * factor, f.throughput),
