@@ -11,9 +11,10 @@ lab's changes is app/db/catalog.py's.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
 from typing import Literal, NamedTuple
@@ -191,7 +192,6 @@ class Matcher:
 
 
 @lru_cache(maxsize=1)
-@lru_cache(maxsize=1)
 def shipped_matcher() -> Matcher:
     return Matcher(load())
 
@@ -199,6 +199,20 @@ def shipped_matcher() -> Matcher:
 @lru_cache(maxsize=4096)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
+
+
+def meant(entries: Mapping[str, CatalogHardware], asked: str) -> list[CatalogHardware]:
+    """The entries someone who asked for the catalog id ``asked``, which no entry has, most likely meant:
+    the one ``asked`` names (an entry's name, a GPU driver name, a CPU model name), else up to three ids
+    spelled closest to it. Empty when nothing is close."""
+    named = [e for e in entries.values() if _normalise(e.name) == _normalise(asked)]
+    if len(named) == 1:
+        return named
+    _, found = Matcher(entries.values()).any(asked)
+    if found.catalog_id is not None and found.catalog_id in entries:
+        return [entries[found.catalog_id]]
+    close = difflib.get_close_matches(asked.strip().lower(), list(entries), n=3, cutoff=0.75)
+    return [entries[c] for c in close]
 
 
 def match_gpu(reported_name: str) -> tuple[str | None, str]:

@@ -7,13 +7,13 @@ and writes the rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.catalog import CatalogHardware, Match, Matcher, is_generic_cpu_name, listing, load
+from app.catalog import CatalogHardware, Match, Matcher, is_generic_cpu_name, listing, load, meant
 from app.catalog.lab import LabChange, layer
 from app.catalog.listing import CatalogFilter, CatalogPage
 from app.catalog.published import shipped
@@ -39,10 +39,26 @@ def page(session: Session, where: CatalogFilter, *, limit: int, offset: int) -> 
 
 
 def entry(session: Session, catalog_id: str) -> CatalogHardware:
-    found = entries(session).get(catalog_id)
-    if found is None:
-        raise NotFoundError(f"no catalog entry {catalog_id!r}", hint=FIND_HINT)
-    return found
+    return known(entries(session), catalog_id)
+
+
+def known(found: Mapping[str, CatalogHardware], catalog_id: str) -> CatalogHardware:
+    """The entry ``catalog_id`` names in ``found``; else a 404 that says which id was likely meant."""
+    entry = found.get(catalog_id)
+    if entry is None:
+        raise NotFoundError(f"no catalog entry {catalog_id!r}", hint=id_hint(found, catalog_id))
+    return entry
+
+
+def id_hint(found: Mapping[str, CatalogHardware], asked: str) -> str:
+    """What to do about a catalog id no entry has: the id the text names or is spelled close to, and how
+    to find an id."""
+    likely = meant(found, asked)
+    if not likely:
+        return FIND_HINT
+    named = [f"{e.id!r} ({e.name})" for e in likely]
+    said = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return f"did you mean {said}? {FIND_HINT}"
 
 
 def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHardware:

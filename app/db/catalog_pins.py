@@ -29,9 +29,7 @@ def pins(machine: Machine) -> dict[str, CatalogPinRow]:
 
 def pin(session: Session, machine: Machine, catalog_id: str, device: str | None, *, by: str) -> list[CatalogPinRow]:
     """Pin a device (or, with none named, the devices the entry's kind picks) to a catalog entry."""
-    entry = catalog.entries(session).get(catalog_id)
-    if entry is None:
-        raise NotFoundError(f"no catalog entry {catalog_id!r}", hint=catalog.FIND_HINT)
+    entry = catalog.entry(session, catalog_id)
     rows = _targets(machine, KINDS[entry.kind], entry.id, device)
     held = pins(machine)
     now = utcnow()

@@ -351,10 +351,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     catalog = store.entries(session)
     owned = owned_hardware(session, catalog)
     if request.catalog_id is not None:
-        entry = catalog.get(request.catalog_id)
-        if entry is None:
-            raise NotFoundError(f"no catalog entry {request.catalog_id!r}", hint="GET /api/v1/catalog lists them")
-        hardware = catalog_hardware(entry)
+        hardware = catalog_hardware(store.known(catalog, request.catalog_id))
     else:
         assert request.machine_id is not None
         if request.device is None:

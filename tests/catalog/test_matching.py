@@ -92,3 +92,13 @@ def test_a_change_that_makes_an_entry_invalid_is_refused_with_a_hint() -> None:
     broken = LabChange(id="my-gpu", specs={"id": "my-gpu", "kind": "gpu"}, overrides={}, updated_at=WHEN)
     with pytest.raises(InvalidInput, match="my-gpu"):
         layer(catalog.load(), [broken])
+
+
+def test_an_id_no_entry_has_is_answered_with_the_entry_it_names_or_is_spelled_closest_to() -> None:
+    entries = {e.id: e for e in catalog.load()}
+    ids = [
+        [e.id for e in catalog.meant(entries, asked)] for asked in ("nvidia-h100-80gb-hbm3", "nvidia-h100-sxm5-80gb")
+    ]
+    assert ids == [["h100-sxm5-80gb"], ["h100-sxm5-80gb"]], "a driver name or an entry's name, written as an id"
+    assert "h100-sxm5-80gb" in [e.id for e in catalog.meant(entries, "h100-sxm-80gb")], "a misspelt id"
+    assert catalog.meant(entries, "quantum-flux-9000") == [], "nothing close: no guess"
