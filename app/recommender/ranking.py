@@ -16,6 +16,7 @@ from app.recommender import reasons as words
 from app.recommender.columns import Columns, Floats, Ints, Option
 from app.recommender.devices import Together, modelled
 from app.recommender.guess import Guess
+from app.recommender.like_for_like import eager_gpus
 from app.recommender.objectives import MISSING, Scored, objective
 from app.recommender.power import capped
 from app.recommender.reasons import Why, why
@@ -158,6 +159,7 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
         for rank, i in enumerate(order[: spec.limit].tolist(), start=1)
     ]
     _note_unpriced(spec, table, feasible, notes)
+    notes += eager_gpus(spec, table, feasible)
     if modelled(spec):
         notes.append(
             f"{spec.constraints.device_count} devices train data-parallel: the system throughput is the scaling "

@@ -13,7 +13,7 @@ from app.perfmodel import generation
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
 from testkit.factories import Api, run_report
-from testkit.lab import cpu_machine, measured
+from testkit.lab import cpu_machine, gpu_machine, measured
 
 BUDGET_W = 300.0
 REFERENCES = ("reference:hwadvisor-h100-sxm5-80gb", "reference:hwadvisor-h200-sxm-141gb")
@@ -356,3 +356,30 @@ def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serv
         assert calibrated == (part != "mi300x")
         if calibrated:  # the planner's band: the calibration's, no narrower than the machine band
             assert answer["error_pct"] == pytest.approx(as_pct(planned.band))
+
+
+def test_eager_gpus_beside_graph_runtime_cpus_are_said_to_be_no_like_for_like_comparison(api: Api) -> None:
+    cpu_only_lab(api)
+    body: dict[str, Any] = {"workload": "resnet50", "task": "infer", "scope": "catalog", "limit": 5}
+    body["constraints"] = {"power_budget_w": BUDGET_W}
+    reader = api.bearer(api.token("readonly"))
+    free = api.client.post("/api/v1/recommendations", json=body, headers=reader).json()
+    said = [n for n in free["notes"] if n.startswith("every GPU figure here is eager PyTorch")]
+    # OpenVINO's published CPU rows run the fused graph; every GPU row is eager PyTorch, listed or not
+    assert len(said) == 1 and said[0].endswith("(the CPU rows are a graph runtime's already: openvino)"), free["notes"]
+    chosen = {**body, "constraints": {"power_budget_w": BUDGET_W, "runtimes": ["torch-eager", "openvino"]}}
+    asked = api.client.post("/api/v1/recommendations", json=chosen, headers=reader).json()
+    assert not [n for n in asked["notes"] if "eager PyTorch" in n], "an ask that chose its runtimes got what it chose"
+    training = api.client.post("/api/v1/recommendations", json={**body, "task": "train"}, headers=reader).json()
+    assert not [n for n in training["notes"] if "every GPU figure" in n], "training is eager PyTorch's to compare"
+
+
+def test_no_such_note_once_a_graph_runtime_ran_on_a_gpu(api: Api) -> None:
+    spec = gpu_machine("l4", "node-l4")
+    _machine_id, token = api.enroll(spec)
+    ran = [measured(64, 2400, 70, runtime="onnxruntime-cuda", precision="fp16")]
+    assert api.post_run(token, run_report(spec, results=ran)).status_code == 201
+    body = {"workload": "resnet50", "task": "infer", "scope": "catalog", "limit": 5}
+    answer = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly"))).json()
+    assert any(c["runtime"] == "onnxruntime-cuda" for c in answer["candidates"]), answer["candidates"]
+    assert not [n for n in answer["notes"] if "every GPU figure" in n], answer["notes"]
