@@ -201,10 +201,17 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+LONGEST_NAME = 128
+"""The longest text ``meant`` reads as a name: driver and CPU model names are a few dozen characters."""
+
+
 def meant(entries: Mapping[str, CatalogHardware], asked: str) -> list[CatalogHardware]:
     """The entries someone who asked for the catalog id ``asked``, which no entry has, most likely meant:
     the one ``asked`` names (an entry's name, a GPU driver name, a CPU model name), else up to three ids
-    spelled closest to it. Empty when nothing is close."""
+    spelled closest to it. Empty when nothing is close, and for text longer than any name (``LONGEST_NAME``):
+    no search of every entry's patterns for it."""
+    if len(asked) > LONGEST_NAME:
+        return []
     named = [e for e in entries.values() if _normalise(e.name) == _normalise(asked)]
     if len(named) == 1:
         return named

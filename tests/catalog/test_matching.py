@@ -102,3 +102,4 @@ def test_an_id_no_entry_has_is_answered_with_the_entry_it_names_or_is_spelled_cl
     assert ids == [["h100-sxm5-80gb"], ["h100-sxm5-80gb"]], "a driver name or an entry's name, written as an id"
     assert "h100-sxm5-80gb" in [e.id for e in catalog.meant(entries, "h100-sxm-80gb")], "a misspelt id"
     assert catalog.meant(entries, "quantum-flux-9000") == [], "nothing close: no guess"
+    assert catalog.meant(entries, "xeon-" * 1000) == [], "text no name is that long is not searched for"
