@@ -50,15 +50,16 @@ def known(found: Mapping[str, CatalogHardware], catalog_id: str) -> CatalogHardw
     return entry
 
 
-def id_hint(found: Mapping[str, CatalogHardware], asked: str) -> str:
-    """What to do about a catalog id no entry has: the id the text names or is spelled close to, and how
-    to find an id."""
-    likely = meant(found, asked)
-    if not likely:
-        return FIND_HINT
-    named = [f"{e.id!r} ({e.name})" for e in likely]
-    said = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
-    return f"did you mean {said}? {FIND_HINT}"
+def id_hint(found: Mapping[str, CatalogHardware], *asked: str) -> str:
+    """What to do about catalog ids no entry has: for each, the id the text names or is spelled close to,
+    then how to find an id."""
+    said = []
+    for text in asked:
+        named = [f"{e.id!r} ({e.name})" for e in meant(found, text)]
+        if named:
+            which = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+            said.append(f"for {text!r} did you mean {which}?" if len(asked) > 1 else f"did you mean {which}?")
+    return " ".join([*said, FIND_HINT])
 
 
 def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHardware:

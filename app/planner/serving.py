@@ -174,7 +174,7 @@ def _parts(catalog: dict[str, CatalogHardware], request: ServingRequest, notes: 
         if missing:
             raise InvalidInput(
                 f"no catalog entry {', '.join(repr(m) for m in missing)}",
-                hint="; ".join(lab_catalog.id_hint(catalog, m) for m in missing),
+                hint=lab_catalog.id_hint(catalog, *missing),
             )
         return [catalog[h] for h in request.hardware]
     kinds = ("gpu", "cpu") if request.include_cpus else ("gpu",)

@@ -1,4 +1,4 @@
-"""Whether the listed candidates compare like with like: a note where they do not, and cannot yet.
+"""Whether an answer's candidates compare like with like: a note where they do not, and cannot yet.
 
 A lab that owns no GPU gets every GPU figure of an inference ask as eager PyTorch (the runtime the
 profiles were recorded from, app/recommender/space.py), while its CPUs may be listed with OpenVINO or
