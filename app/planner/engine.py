@@ -42,6 +42,7 @@ from app.recommender import reasons as words
 from app.recommender.columns import KIND_ORDER, Option
 from app.recommender.engine import options
 from app.recommender.guess import Guess
+from app.recommender.like_for_like import eager_gpus
 from app.recommender.power import capped
 from app.recommender.reasons import Why, why
 
@@ -107,6 +108,7 @@ def plan(session: Session, request: PlanRequest) -> Plan:
     )
     table, notes = options(session, spec)
     rows = np.flatnonzero(table.allowed(request.precisions, request.runtimes, device_kinds=request.device_kinds))
+    notes += eager_gpus(spec, table, rows)
     needed = needed_throughput(request)
     memory: dict[Precision, Memory | None] = {}
     sized: list[Sized] = []

@@ -201,3 +201,14 @@ def test_bad_plans_are_refused_with_the_field(api: Api) -> None:
     response = api.client.post("/api/v1/plans", json=serving_train, headers=api.admin)
     assert response.status_code == 422 and "serving target needs task 'infer'" in response.text
     assert api.client.post("/api/v1/plans", json={"workload": "resnet50"}).status_code == 401
+
+
+def test_an_inference_plan_with_eager_gpus_beside_graph_runtime_cpus_says_so(api: Api) -> None:
+    """The shipped data alone: OpenVINO's published CPU rows run a fused graph, every GPU is eager PyTorch.
+    A plan for a request rate sizes both; its notes say they are not compared like with like."""
+    body = {"workload": "resnet50", "task": "infer", "target": {"throughput_samples_per_s": 20_000}, "limit": 5}
+    answer = ask(api, body)
+    said = [n for n in answer["notes"] if n.startswith("every GPU figure here is eager PyTorch")]
+    assert len(said) == 1 and "openvino" in said[0], answer["notes"]
+    chosen = ask(api, {**body, "runtimes": ["torch-eager"]})
+    assert not [n for n in chosen["notes"] if "every GPU figure" in n], "a plan that chose its runtime got it"
