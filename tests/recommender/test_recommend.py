@@ -303,13 +303,14 @@ def test_a_prediction_of_a_measured_config_is_the_measurement(api: Api) -> None:
         "/api/v1/predictions", json={**body, "precision": "int8", "catalog_id": "l4"}, headers=api.admin
     )
     assert missing.status_code == 404 and "nothing measured resnet50/infer" in missing.json()["detail"]
-    misspelt = api.client.post(
-        "/api/v1/predictions", json={**body, "catalog_id": "h100-sxm-80gb"}, headers=api.admin
-    ).json()
-    assert (
-        "no catalog entry 'h100-sxm-80gb'" in misspelt["detail"]
-        and "did you mean 'h100-sxm5-80gb'" in misspelt["detail"]
-    )
+
+
+def test_a_prediction_for_a_misspelt_catalog_id_names_the_entry_it_likely_meant(api: Api) -> None:
+    body = {"workload": "resnet50", "runtime": "torch-eager", "precision": "bf16", "batch_size": 64}
+    misspelt = api.client.post("/api/v1/predictions", json={**body, "catalog_id": "h100-sxm-80gb"}, headers=api.admin)
+    detail = misspelt.json()["detail"]
+    assert misspelt.status_code == 404 and "no catalog entry 'h100-sxm-80gb'" in detail
+    assert "did you mean 'h100-sxm5-80gb' (NVIDIA H100 SXM5 80GB)" in detail and "catalog list --search" in detail
 
 
 def test_cpu_thread_counts_are_candidates_and_interpolate(api: Api) -> None:
