@@ -30,7 +30,7 @@ def eager_gpus(spec: WorkloadSpec, table: Columns, feasible: Ints) -> list[str]:
         return []
     used = np.unique(table.runtime_index[feasible[~gpu_rows & graph_rows]])
     graph_cpus = sorted(table.runtimes[i] for i in used.tolist())
-    cpus = f" (the CPU rows are a graph runtime's already: {', '.join(graph_cpus)})" if graph_cpus else ""
+    cpus = f" (the CPU rows of {', '.join(graph_cpus)} are a graph runtime's already)" if graph_cpus else ""
     low, high = GRAPH_GPU_GAP
     return [
         "every GPU figure here is eager PyTorch: nothing here measured a graph runtime on a GPU, and the model's "
