@@ -248,7 +248,7 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ),
     ReasonCode.graph_uncalibrated: lambda f: (
         f"{f['runtime']} is a graph runtime on a GPU that no lab device measured, and no measurement checks the "
-        f"model's fusion for it: MLPerf's TensorRT int8 ran {f['low']:.0f}-{f['high']:.0f}x faster than the model's "
+        f"model's fusion for it: MLPerf's TensorRT int8 ran {f['low']:.1f}-{f['high']:.1f}x faster than the model's "
         "graph runtime on the GPUs both cover, and other graph runtimes fuse less than TensorRT "
         "(docs/ACCURACY.md); measure it on one GPU to calibrate it"
     ),

@@ -12,6 +12,7 @@ from app.contracts import LLM_PRESETS, Precision, Task
 from app.perfmodel import generation
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
+from app.recommender.estimators.modelled import GRAPH_GPU_GAP
 from testkit.factories import Api, run_report
 from testkit.lab import cpu_machine, gpu_machine, measured
 
@@ -297,6 +298,7 @@ def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_nothing_checked_it
     for runtime in ("onnxruntime-cuda", "torch-compile"):
         floor = [w for w in found[runtime]["why"] if w["code"] == "graph_uncalibrated"]
         assert floor and "no measurement checks the model's fusion" in floor[0]["text"], found[runtime]["why"]
+        assert "ran {}-{}x faster".format(*GRAPH_GPU_GAP) in floor[0]["text"], "the gap as the note gives it"
         assert found[runtime]["throughput_samples_per_s"] > found["torch-eager"]["throughput_samples_per_s"]
     assert "graph_uncalibrated" not in [w["code"] for w in found["torch-eager"]["why"]]
 
@@ -369,6 +371,7 @@ def test_eager_gpus_beside_graph_runtime_cpus_are_said_to_be_no_like_for_like_co
     assert len(said) == 1 and said[0].endswith("(the CPU rows of openvino are a graph runtime's already)"), free[
         "notes"
     ]
+    assert "runs were {}-{}x it".format(*GRAPH_GPU_GAP) in said[0], "the gap as the graph runtime's reason gives it"
     chosen = {**body, "constraints": {"power_budget_w": BUDGET_W, "runtimes": ["torch-eager", "openvino"]}}
     asked = api.client.post("/api/v1/recommendations", json=chosen, headers=reader).json()
     assert not [n for n in asked["notes"] if "eager PyTorch" in n], "an ask that chose its runtimes got what it chose"
