@@ -17,20 +17,26 @@ from app.recommender.guess import Guess
 from app.recommender.reasons import Why, power_why
 
 
-def modelled_draw(spec: CatalogHardware, breakdown: Breakdown) -> tuple[float | None, PowerBasis | None, list[Why]]:
+def modelled_draw(
+    spec: CatalogHardware, breakdown: Breakdown, speedup: float = 1.0
+) -> tuple[float | None, PowerBasis | None, list[Why]]:
     """A modelled config's board power from its utilisation of compute and memory (app/perfmodel/power.py),
     the TDP where the model has no calibration for the kind, nothing where the catalog gives no limit;
-    with the reason that says which."""
+    with the reason that says which.
+
+    ``speedup`` is the calibration's factor on the model's throughput (a lab's or a reference run's
+    measured / modelled, a published stack's): a figure calibrated to run that many times the model's
+    does that much more work per second, so its units are that much busier. The power model was fitted
+    on achieved utilisation (MLPerf's measured rates over the peak, app/perfmodel/mlperf_power.py), which
+    is the calibrated figure's, not the uncalibrated step's (benchmarks/power_check.py)."""
     if not (spec.tdp_w or spec.power_limit_max_w):
         return None, None, power_why(None)
-    drawn = power_model.estimate(spec, breakdown.utilisation_compute, breakdown.utilisation_memory)
+    compute = min(1.0, breakdown.utilisation_compute * speedup)
+    memory = min(1.0, breakdown.utilisation_memory * speedup)
+    drawn = power_model.estimate(spec, compute, memory)
     if drawn.basis == "tdp":
         return drawn.power_w, PowerBasis.tdp, power_why(PowerBasis.tdp)
-    figures = {
-        "compute_util": breakdown.utilisation_compute,
-        "memory_util": breakdown.utilisation_memory,
-        "power_w": drawn.power_w,
-    }
+    figures = {"compute_util": compute, "memory_util": memory, "power_w": drawn.power_w}
     return drawn.power_w, PowerBasis.modelled, [Why(ReasonCode.power_modelled, figures)]
 
 

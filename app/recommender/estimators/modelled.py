@@ -439,7 +439,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     error_pct = max(MIN_MODELLED_PCT, as_pct(band), floor_pct)
     b = modelled.breakdown
     seconds = b.seconds / factor  # one request's: a throughput mode runs several at once
-    power, basis, power_reasons = modelled_draw(hardware.spec, b)
+    power, basis, power_reasons = modelled_draw(hardware.spec, b, factor)
     why = Why(
         ReasonCode.modelled,
         {
