@@ -3,11 +3,14 @@
 Run from the repository root:
 
     python scripts/calibrate_power.py [--datasets ../shared/datasets] [--idle FILE ...]
-                                      [--observations lab.csv] [--out app/perfmodel/data/power.json]
+                                      [--without-reference-runs] [--observations lab.csv]
+                                      [--out app/perfmodel/data/power.json]
 
 Reads the MLPerf Inference Power pairs and codecarbon's CPU TDPs in the datasets folder, idle
 readings of real GPUs (``nvidia-smi -q`` outputs; by default the H100 captured in
-tests/fixtures/machines/h100), and, with --observations, the lab's readings as a CSV with columns
+tests/fixtures/machines/h100), the NVML readings of hwadvisor's GPU reference runs
+(app/perfmodel/reference_readings.py; not with --without-reference-runs), and, with --observations,
+the lab's readings as a CSV with columns
 catalog_id, compute_util, memory_util, watts[, label] (mean NVML or RAPL power of a result, with the
 utilisations the performance model gives its config). Fits the parameters, holds each part out in
 turn for the band, learns the cap exponent, and writes them with where they came from and how well
@@ -20,6 +23,7 @@ import argparse
 import json
 from pathlib import Path
 
+from app.perfmodel import reference_readings
 from app.perfmodel.power_calibration import calibrate, gather
 from app.perfmodel.readings import nvidia_smi_idle, observations_csv
 
@@ -39,6 +43,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", type=Path, default=default_datasets())
     parser.add_argument("--idle", type=Path, nargs="*", default=list(IDLE), help="nvidia-smi -q outputs of idle GPUs")
+    parser.add_argument(
+        "--without-reference-runs", action="store_true", help="leave out the reference runs' NVML readings"
+    )
     parser.add_argument("--observations", type=Path, help="the lab's readings (CSV)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
@@ -49,7 +56,8 @@ def main() -> None:
             raise SystemExit(f"{path}: not an idle GPU in P0 that the catalog knows (see app/perfmodel/readings.py)")
         idle.append(reading)
     extra = observations_csv(args.observations.read_text(encoding="utf-8")) if args.observations else []
-    result = calibrate(gather(args.datasets, idle, extra))
+    references = [] if args.without_reference_runs else reference_readings.readings()
+    result = calibrate(gather(args.datasets, idle, extra, references=references))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result.result.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     held = result.result.provenance["gpu_held_out"]

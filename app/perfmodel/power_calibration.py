@@ -6,6 +6,9 @@ GPUs learn from three sources, each an ``Observation`` (app/perfmodel/power_fit.
   read through a learned host; MaxQ submissions carry a learned factor on their utilisation, BERT
   one for its padding, so both inform the host, the idle share and the slope;
 - idle readings of real GPUs (``nvidia-smi -q`` in P0, app/perfmodel/readings.py): the floor;
+- hwadvisor's GPU reference runs (app/perfmodel/reference_readings.py): every settled model result
+  whose board power NVML read, at the utilisation of the throughput it measured; they alone measure
+  memory utilisation, so the memory slope is learned apart from the compute one;
 - the lab's readings with their utilisations (a CSV, ``readings.observations_csv``), GPUs or CPUs.
 
 The band is the ``quantile`` of the absolute relative errors of uncapped predictions of parts held
@@ -56,9 +59,11 @@ def gather(
     idle_readings: Sequence[Observation] = (),
     extra: Sequence[Observation] = (),
     *,
+    references: Sequence[Observation] = (),
     device_share: float = mlperf_power.DEVICE_SHARE,
 ) -> Inputs:
-    """MLPerf's usable pairs (those whose accelerators can be read off the wall), with the readings."""
+    """MLPerf's usable pairs (those whose accelerators can be read off the wall), with the readings:
+    idle ones, the reference runs' (``references``) and the lab's (``extra``)."""
     loaded = mlperf_power.load(datasets)
     inputs = Inputs(observations=[], mlperf=[], skipped=Counter(loaded.skipped))
     for pair in loaded.pairs:
@@ -70,11 +75,17 @@ def gather(
         else:
             inputs.observations.append(o)
             inputs.mlperf.append(pair)
-    inputs.observations += [*idle_readings, *extra]
+    inputs.observations += [*idle_readings, *references, *extra]
+    parts = sorted({o.part for o in references})
     inputs.sources = [
         "../shared/datasets/mlperf-power (MLPerf Inference Power v1.0-v4.1 via the MLPerf Power paper artifact)",
         "../shared/datasets/codecarbon-cpu/cpu_power.csv (host CPU TDPs)",
         *sorted({o.label for o in idle_readings}),
+        *(
+            [f"hwadvisor's GPU reference runs (app/catalog/data/reference): {len(references)} NVML readings on {parts}"]
+            if references
+            else []
+        ),
         *([f"{len(extra)} lab readings"] if extra else []),
     ]
     return inputs
