@@ -1,20 +1,25 @@
-"""The modelled board power against what hwadvisor's GPU reference runs read from NVML (never fitted:
-the power model learns from MLPerf Power and idle readings only, app/perfmodel/data/power.json).
+"""The modelled board power against what hwadvisor's GPU reference runs read from NVML, each run's part
+predicted by a power model fitted without it.
 
-    .venv/bin/python -m benchmarks.power_check
+    .venv/bin/python -m benchmarks.power_check [--datasets ../shared/datasets]
 
-Every settled model result of the shipped reference runs (app/catalog/data/reference/) that read its
-board power is predicted three ways, side by side:
+Every settled model result of the shipped reference runs that read its board power (766 on an H100
+and an H200, app/perfmodel/reference_readings.py) is predicted four ways, side by side:
 
 - ``tdp``: the board's TDP, what a budget would assume with no model;
-- ``model``: the power model at the uncalibrated step's utilisation of compute and memory;
-- ``calibrated``: the same at the utilisation of the figure as the recommender states it, the model's
-  step scaled by the measured / modelled throughput (``speedup`` of app/recommender/power.py
-  ``modelled_draw``). Here the throughput is the row's own, so this column checks the power model given
-  the right throughput, which is what a part calibrated by a measurement (its twin precision, another
-  batch, a reference run of a sibling part) is given.
+- ``mlperf, bare``: the power model fitted on MLPerf Power and an idle reading only, at the bare
+  performance model's utilisation of the config (the product until session 28);
+- ``mlperf, at rate``: the same fit at the utilisation of the throughput measured, the work the figure
+  does per second (``speedup`` of app/recommender/power.py ``modelled_draw``; the throughput is the
+  row's own, which is what a part calibrated by a measurement is given);
+- ``held out``: the power model fitted as scripts/calibrate_power.py fits it, on MLPerf, the idle
+  reading and the reference runs' readings, less every reading of this part (its reference run's,
+  its MLPerf rows, its idle reading), at the measured rate: the shipped model as it stands for a part
+  nothing of which it was fitted on.
 
-Printed per batch regime and per part: mean absolute and mean signed relative error.
+Printed per batch regime and per part: mean absolute and mean signed error of predicted over
+measured. Then the calibration's own leave-one-part-out over MLPerf's uncapped rows (A100s, H100,
+RTX 4090), with and without the reference runs in the fits.
 """
 
 from __future__ import annotations
@@ -23,38 +28,72 @@ import argparse
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from app.catalog import get, reference
-from app.perfmodel.predict import predict
-from app.recommender.power import modelled_draw
+from app.perfmodel import reference_readings
+from app.perfmodel.power_calibration import gather, uncapped
+from app.perfmodel.power_fit import Observation, fit, leave_one_part_out
+from app.perfmodel.readings import nvidia_smi_idle
 
-WAYS = ("tdp", "model", "calibrated")
+ROOT = Path(__file__).resolve().parents[1]
+IDLE = ROOT / "tests" / "fixtures" / "machines" / "h100" / "nvidia-smi-q.txt"
+WAYS = ("tdp", "mlperf, bare", "mlperf, at rate", "held out")
+Rows = dict[str, list[tuple[float, dict[str, float]]]]
 
 
-def _group(batch: int) -> str:
+def _datasets() -> Path:
+    return next((p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), ROOT)
+
+
+def _idle() -> list[Observation]:
+    found = nvidia_smi_idle(IDLE.read_text(encoding="utf-8"), label=str(IDLE.relative_to(ROOT)))
+    return [found] if found is not None else []
+
+
+def _group(label: str) -> str:
+    batch = int(label.rsplit(" ", 1)[-1])
     if batch == 1:
         return "batch 1"
     return "batch 2-32" if batch <= 32 else "batch 33+"
 
 
-def draws() -> dict[str, list[tuple[float, dict[str, float]]]]:
-    """Per group (all, batch regime, part): (measured W, {way: predicted W}) for each reference row."""
-    found: dict[str, list[tuple[float, dict[str, float]]]] = defaultdict(list)
-    for row in reference.published_rows():
-        if not row.mean_power_w or row.task is None:
-            continue
-        spec = get(row.hardware_id)
-        modelled = predict(row.workload, row.task, row.precision, row.batch_size, spec, runtime=row.runtime)
-        if modelled is None or not spec.tdp_w:
-            continue
-        speedup = row.throughput_samples_per_s / modelled.throughput
-        model, _, _ = modelled_draw(spec, modelled.breakdown)
-        calibrated, _, _ = modelled_draw(spec, modelled.breakdown, speedup)
-        if model is None or calibrated is None:
-            continue
-        ways = {"tdp": spec.tdp_w, "model": model, "calibrated": calibrated}
-        for group in ("all", _group(row.batch_size), row.hardware_id):
-            found[group].append((row.mean_power_w, ways))
+def draws(datasets: Path) -> Rows:
+    """Per group (all, batch regime, part): (measured W, {way: predicted W}) for each reference reading."""
+    at_rate = reference_readings.readings()
+    bare = reference_readings.readings(at_measured_rate=False)
+    mlperf = gather(datasets, _idle()).observations
+    only_mlperf = fit(mlperf)
+    found: Rows = defaultdict(list)
+    for part in sorted({o.part for o in at_rate}):
+        held_out = fit([o for o in (*mlperf, *at_rate) if o.part != part])  # none of the part's: MLPerf's, idle
+        for measured, unmeasured in zip(at_rate, bare, strict=True):
+            if measured.part != part:
+                continue
+            ways = {
+                "tdp": measured.hardware.tdp_w or 0.0,
+                "mlperf, bare": only_mlperf.device_draw_w(unmeasured),
+                "mlperf, at rate": only_mlperf.device_draw_w(measured),
+                "held out": held_out.device_draw_w(measured),
+            }
+            for group in ("all", _group(measured.label), part):
+                found[group].append((measured.watts, ways))
+    return found
+
+
+def mlperf_held_out(datasets: Path) -> dict[str, tuple[int, float, float]]:
+    """MLPerf's uncapped rows, each part predicted from fits without it: with and without the reference
+    runs in those fits. Per case: rows, mean absolute and mean signed error of measured over predicted
+    (the calibration's own measure, data/power.json)."""
+    found = {}
+    for name, references in (("without the reference runs", []), ("with them", reference_readings.readings())):
+        observations = gather(datasets, _idle(), references=references).observations
+        held = [
+            h
+            for h in leave_one_part_out(observations, evaluate=uncapped)
+            if not h.observation.label.startswith("reference:")
+        ]
+        errors = [h.error for h in held]
+        found[name] = (len(held), statistics.mean(abs(e) for e in errors), statistics.mean(errors))
     return found
 
 
@@ -62,18 +101,25 @@ def summary(rows: Sequence[tuple[float, dict[str, float]]]) -> str:
     cells = []
     for way in WAYS:
         errors = [ways[way] / measured - 1 for measured, ways in rows]
-        mean_abs = 100 * statistics.mean(abs(e) for e in errors)
-        cells.append(f"{mean_abs:.1f}% ({100 * statistics.mean(errors):+.1f}%)")
+        cells.append(f"{100 * statistics.mean(abs(e) for e in errors):.1f}% ({100 * statistics.mean(errors):+.1f}%)")
     return " | ".join(cells)
 
 
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
-    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
-    found = draws()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", type=Path, default=_datasets())
+    args = parser.parse_args(argv)
+    if not (args.datasets / "mlperf-power").is_dir():
+        parser.error(f"the power model is fitted on MLPerf Power: {args.datasets}/mlperf-power is missing (--datasets)")
+    found = draws(args.datasets)
     out("| rows | n | " + " | ".join(f"{way}: mean abs (signed)" for way in WAYS) + " |")
     out("|---|---|" + "---|" * len(WAYS))
     for group in sorted(found, key=lambda g: (g != "all", not g.startswith("batch"), g)):
         out(f"| {group} | {len(found[group])} | {summary(found[group])} |")
+    out("")
+    out("MLPerf's uncapped rows, each part held out (measured over predicted):")
+    for name, (rows, mean_abs, signed) in mlperf_held_out(args.datasets).items():
+        out(f"- {name}: {rows} rows, mean abs error {100 * mean_abs:.1f}% (signed {100 * signed:+.1f}%)")
 
 
 if __name__ == "__main__":
