@@ -56,6 +56,7 @@ class ReasonCode(StrEnum):
     power_capped = "power_capped"
     power_tdp = "power_tdp"
     power_transferred = "power_transferred"
+    power_twin = "power_twin"
     power_missing = "power_missing"
     data_parallel = "data_parallel"
     sharded = "sharded"

@@ -137,10 +137,13 @@ class Evidence:
     """Each group of devices' split correction: per lab correction's key, source, part and threads."""
     stacks: dict[str, Any] = field(default_factory=dict)
     """Runtime stack factors measured on the devices other than each one (app/recommender/estimators/stacked.py)."""
+    sources: set[str] = field(default_factory=set)
+    """Every source a point came from (the lab, each reference run, each published source)."""
 
     def __post_init__(self) -> None:
         owners: dict[str, tuple[str, ...]] = {}
         for p in self.points:
+            self.sources.add(p.source)
             self.by_config.setdefault((p.source, p.runtime, p.precision), []).append(p)
             key = p.hardware.key
             if key not in owners:
