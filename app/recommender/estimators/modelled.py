@@ -369,7 +369,7 @@ def _twin_read(hardware: Hardware, config: Config, evidence: Evidence) -> tuple[
     """The board power devices of this very part read running the twin precision's config (``TWINS``) at
     this batch and threads, in the lab's stack or a reference run's (median, how many, the twin): the
     same tensor units doing the same work. Where the figure is calibrated by its twin, this is its power
-    rather than the power model's, which errs by a band (±37%) the reading does not: measured is never
+    rather than the power model's, which errs by its band where the reading does not: measured is never
     replaced by modelled. An H100's fp16 BERT-base at batch 256 was modelled at 543 W beside its bf16
     twin's 684 W on NVML, and under a 300 W budget was capped less and ranked above it."""
     twin = TWINS.get(config.precision)
@@ -464,8 +464,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     seconds = b.seconds / factor  # one request's: a throughput mode runs several at once
     power, basis, power_reasons = modelled_draw(hardware.spec, b, factor)
     if twin_read is not None:
-        power, devices, twin = twin_read
-        figures = {"power_w": power, "devices": devices, "twin": twin.value}
+        power, count, twin = twin_read
+        figures = {"power_w": power, "readings": count, "twin": twin.value}
         basis, power_reasons = PowerBasis.transferred, [Why(ReasonCode.power_twin, figures)]
     why = Why(
         ReasonCode.modelled,
