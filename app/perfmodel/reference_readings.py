@@ -6,6 +6,10 @@ the performance model's matrix FLOPs and bytes of that step (its profile), over 
 time, over the part's peak and bandwidth. That is the utilisation the power model is asked at for a
 calibrated figure (app/recommender/power.py ``modelled_draw``): the work the figure does per second,
 not the bare model's step's.
+
+So data/power.json rests on the performance model's profiles and parameters too: after
+``scripts/calibrate_perfmodel.py`` or ``scripts/build_profiles.py`` changes them, rerun
+``scripts/calibrate_power.py`` (tests/perfmodel/test_calibrate_power.py fails until then).
 """
 
 from __future__ import annotations
