@@ -462,11 +462,14 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     error_pct = max(MIN_MODELLED_PCT, as_pct(band), floor_pct)
     b = modelled.breakdown
     seconds = b.seconds / factor  # one request's: a throughput mode runs several at once
-    power, basis, power_reasons = modelled_draw(hardware.spec, b, factor)
+    power: float | None
+    basis: PowerBasis | None
     if twin_read is not None:
         power, count, twin = twin_read
         figures = {"power_w": power, "readings": count, "twin": twin.value}
         basis, power_reasons = PowerBasis.transferred, [Why(ReasonCode.power_twin, figures)]
+    else:
+        power, basis, power_reasons = modelled_draw(hardware.spec, b, factor)
     why = Why(
         ReasonCode.modelled,
         {
