@@ -41,13 +41,12 @@ WAYS = ("tdp", "mlperf, bare", "mlperf, at rate", "held out")
 Rows = dict[str, list[tuple[float, dict[str, float]]]]
 
 
-def _datasets() -> Path:
-    return next((p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), ROOT)
-
-
 def _idle() -> list[Observation]:
+    """The idle reading scripts/calibrate_power.py fits on by default."""
     found = nvidia_smi_idle(IDLE.read_text(encoding="utf-8"), label=str(IDLE.relative_to(ROOT)))
-    return [found] if found is not None else []
+    if found is None:
+        raise SystemExit(f"{IDLE}: not an idle GPU in P0 that the catalog knows (see app/perfmodel/readings.py)")
+    return [found]
 
 
 def _group(label: str) -> str:
@@ -57,9 +56,9 @@ def _group(label: str) -> str:
     return "batch 2-32" if batch <= 32 else "batch 33+"
 
 
-def draws(datasets: Path) -> Rows:
-    """Per group (all, batch regime, part): (measured W, {way: predicted W}) for each reference reading."""
-    at_rate = reference_readings.readings()
+def draws(datasets: Path, at_rate: Sequence[Observation]) -> Rows:
+    """Per group (all, batch regime, part): (measured W, {way: predicted W}) for each reference reading
+    (``at_rate``: ``reference_readings.readings()``)."""
     bare = reference_readings.readings(at_measured_rate=False)
     mlperf = gather(datasets, _idle()).observations
     only_mlperf = fit(mlperf)
@@ -80,12 +79,12 @@ def draws(datasets: Path) -> Rows:
     return found
 
 
-def mlperf_held_out(datasets: Path) -> dict[str, tuple[int, float, float]]:
+def mlperf_held_out(datasets: Path, at_rate: Sequence[Observation]) -> dict[str, tuple[int, float, float]]:
     """MLPerf's uncapped rows, each part predicted from fits without it: with and without the reference
-    runs in those fits. Per case: rows, mean absolute and mean signed error of measured over predicted
-    (the calibration's own measure, data/power.json)."""
+    runs' readings (``at_rate``) in those fits. Per case: rows, mean absolute and mean signed error of
+    measured over predicted (the calibration's own measure, data/power.json)."""
     found = {}
-    for name, references in (("without the reference runs", []), ("with them", reference_readings.readings())):
+    for name, references in (("without the reference runs", []), ("with them", at_rate)):
         observations = gather(datasets, _idle(), references=references).observations
         held = [
             h
@@ -107,18 +106,19 @@ def summary(rows: Sequence[tuple[float, dict[str, float]]]) -> str:
 
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", type=Path, default=_datasets())
+    parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
     args = parser.parse_args(argv)
     if not (args.datasets / "mlperf-power").is_dir():
         parser.error(f"the power model is fitted on MLPerf Power: {args.datasets}/mlperf-power is missing (--datasets)")
-    found = draws(args.datasets)
+    at_rate = reference_readings.readings()
+    found = draws(args.datasets, at_rate)
     out("| rows | n | " + " | ".join(f"{way}: mean abs (signed)" for way in WAYS) + " |")
     out("|---|---|" + "---|" * len(WAYS))
     for group in sorted(found, key=lambda g: (g != "all", not g.startswith("batch"), g)):
         out(f"| {group} | {len(found[group])} | {summary(found[group])} |")
     out("")
     out("MLPerf's uncapped rows, each part held out (measured over predicted):")
-    for name, (rows, mean_abs, signed) in mlperf_held_out(args.datasets).items():
+    for name, (rows, mean_abs, signed) in mlperf_held_out(args.datasets, at_rate).items():
         out(f"- {name}: {rows} rows, mean abs error {100 * mean_abs:.1f}% (signed {100 * signed:+.1f}%)")
 
 
