@@ -33,7 +33,7 @@ from pathlib import Path
 from app.perfmodel import reference_readings
 from app.perfmodel.power_calibration import gather, uncapped
 from app.perfmodel.power_fit import Observation, fit, leave_one_part_out
-from app.perfmodel.readings import nvidia_smi_idle
+from app.perfmodel.readings import idle_readings
 
 ROOT = Path(__file__).resolve().parents[1]
 IDLE = ROOT / "tests" / "fixtures" / "machines" / "h100" / "nvidia-smi-q.txt"
@@ -43,10 +43,10 @@ Rows = dict[str, list[tuple[float, dict[str, float]]]]
 
 def _idle() -> list[Observation]:
     """The idle reading scripts/calibrate_power.py fits on by default."""
-    found = nvidia_smi_idle(IDLE.read_text(encoding="utf-8"), label=str(IDLE.relative_to(ROOT)))
-    if found is None:
-        raise SystemExit(f"{IDLE}: not an idle GPU in P0 that the catalog knows (see app/perfmodel/readings.py)")
-    return [found]
+    try:
+        return idle_readings([IDLE], ROOT)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
 
 
 def _group(label: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from app.perfmodel import reference_readings
 from app.perfmodel.power_calibration import calibrate, gather
-from app.perfmodel.readings import nvidia_smi_idle, observations_csv
+from app.perfmodel.readings import idle_readings, observations_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "app" / "perfmodel" / "data" / "power.json"
@@ -49,12 +49,10 @@ def main() -> None:
     parser.add_argument("--observations", type=Path, help="the lab's readings (CSV)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    idle = []
-    for path in args.idle:
-        reading = nvidia_smi_idle(path.read_text(encoding="utf-8"), label=str(path.relative_to(ROOT)))
-        if reading is None:
-            raise SystemExit(f"{path}: not an idle GPU in P0 that the catalog knows (see app/perfmodel/readings.py)")
-        idle.append(reading)
+    try:
+        idle = idle_readings(args.idle, ROOT)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     extra = observations_csv(args.observations.read_text(encoding="utf-8")) if args.observations else []
     references = [] if args.without_reference_runs else reference_readings.readings()
     result = calibrate(gather(args.datasets, idle, extra, references=references))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from app.catalog import CatalogHardware, get, match_gpu
 from app.errors import NotFoundError
@@ -55,6 +56,24 @@ def nvidia_smi_idle(text: str, label: str = "nvidia-smi -q") -> Observation | No
     return Observation(
         hardware=get(catalog_id), compute_util=0.0, memory_util=0.0, watts=watts, label=f"{label}: {name} idle in P0"
     )
+
+
+def idle_readings(paths: Iterable[Path], root: Path) -> list[Observation]:
+    """The idle readings in ``nvidia-smi -q`` files, each labelled with its path under ``root``.
+
+    Raises ValueError naming a file that holds no idle GPU in P0 that the catalog knows: a fit that
+    silently lost its floor would move every predicted draw."""
+    found = []
+    for path in paths:
+        label = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        reading = nvidia_smi_idle(path.read_text(encoding="utf-8"), label=label)
+        if reading is None:
+            raise ValueError(
+                f"{path}: not an idle GPU in P0 that the catalog knows; give the `nvidia-smi -q` output of an "
+                f"idle GPU with its clocks up (performance state P0, at most {IDLE_BUSY_PCT:.0f}% busy)"
+            )
+        found.append(reading)
+    return found
 
 
 def observations_csv(text: str, lookup: Callable[[str], CatalogHardware] = get) -> list[Observation]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from app.perfmodel.readings import nvidia_smi_idle, observations_csv
+from app.perfmodel.readings import idle_readings, nvidia_smi_idle, observations_csv
 from testkit import MACHINES
 
 SMI = (MACHINES / "h100" / "nvidia-smi-q.txt").read_text()
@@ -29,6 +31,18 @@ def test_an_idle_h100_in_p0_is_a_reading_at_zero_utilisation() -> None:
 def test_a_busy_clocked_down_or_unknown_gpu_is_no_idle_reading(old: str, new: str) -> None:
     assert old in SMI
     assert nvidia_smi_idle(SMI.replace(old, new)) is None
+
+
+def test_idle_files_are_read_with_their_paths_and_a_busy_one_is_refused(tmp_path: Path) -> None:
+    idle = tmp_path / "machines" / "h100.txt"
+    idle.parent.mkdir()
+    idle.write_text(SMI)
+    (found,) = idle_readings([idle], tmp_path)
+    assert (found.watts, found.label) == (124.59, "machines/h100.txt: NVIDIA H100 80GB HBM3 idle in P0")
+    busy = tmp_path / "busy.txt"
+    busy.write_text(SMI.replace("        GPU                                            : 2 %", "        GPU : 87 %"))
+    with pytest.raises(ValueError, match=r"busy\.txt: not an idle GPU in P0.*performance state P0"):
+        idle_readings([idle, busy], tmp_path)
 
 
 def test_lab_readings_are_read_from_a_csv() -> None:
