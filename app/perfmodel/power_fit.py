@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.catalog import CatalogHardware
+from app.perfmodel.nnls import nnls
 from app.perfmodel.power import PowerParams, limit_w
 
 Array = NDArray[np.float64]
@@ -134,35 +135,6 @@ class Fit:
             band_fraction=band_fraction,
             band_quantile=band_quantile,
         )
-
-
-def nnls(a: Array, b: Array, iterations: int = 100) -> Array:
-    """min ||a x - b|| subject to x >= 0 (Lawson and Hanson's active set method)."""
-    cols = a.shape[1]
-    x = np.zeros(cols)
-    passive = np.zeros(cols, dtype=bool)
-    gradient = a.T @ b
-    tolerance = 1e-10 * max(1.0, float(np.abs(a).max(initial=0.0))) * max(a.shape)
-    for _ in range(iterations):
-        free = np.where(~passive, gradient, -np.inf)
-        if passive.all() or free.max() <= tolerance:
-            break
-        passive[int(np.argmax(free))] = True
-        while True:
-            z = np.zeros(cols)
-            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
-            if (z[passive] > tolerance).all():
-                x = z
-                break
-            bad = passive & (z <= tolerance)
-            alpha = float(np.min(x[bad] / (x[bad] - z[bad])))
-            x = x + alpha * (z - x)
-            passive &= x > tolerance
-            x[~passive] = 0.0
-            if not passive.any():
-                break
-        gradient = a.T @ (b - a @ x)
-    return x
 
 
 @dataclass(slots=True)

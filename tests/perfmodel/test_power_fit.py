@@ -18,7 +18,6 @@ from app.perfmodel.power_fit import (
     fit,
     fit_baseline,
     leave_one_part_out,
-    nnls,
 )
 
 PARTS = [get(i) for i in ("h100-sxm5-80gb", "a100-sxm4-80gb", "l40s", "rtx-4090", "a10", "l4")]
@@ -39,12 +38,6 @@ def _devices(rng: np.random.Generator, noise: float, per_part: int = 12) -> list
             watts = _draw(part.tdp_w, u_c, u_m) * (1 + rng.normal(0, noise))
             found.append(Observation(part, u_c, watts, memory_util=u_m, label=f"{part.id} {n}"))
     return found
-
-
-def test_nnls_solves_least_squares_without_negative_values() -> None:
-    a = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    assert nnls(a, np.array([1.0, 2.0, 3.0])) == pytest.approx([1.0, 2.0])
-    assert nnls(a, np.array([-1.0, 2.0, 1.0])) == pytest.approx([0.0, 1.5])
 
 
 def test_device_readings_give_back_the_idle_share_and_both_slopes() -> None:
