@@ -45,7 +45,7 @@ def _idle() -> list[Observation]:
     """The idle reading scripts/calibrate_power.py fits on by default."""
     try:
         return idle_readings([IDLE], ROOT)
-    except ValueError as error:
+    except (OSError, ValueError) as error:
         raise SystemExit(str(error)) from None
 
 

@@ -51,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     try:
         idle = idle_readings(args.idle, ROOT)
-    except ValueError as error:
+    except (OSError, ValueError) as error:
         raise SystemExit(str(error)) from None
     extra = observations_csv(args.observations.read_text(encoding="utf-8")) if args.observations else []
     references = [] if args.without_reference_runs else reference_readings.readings()

@@ -49,7 +49,7 @@ def nnls(a: Array, b: Array) -> Array:
                 x = z
                 break
             # step from x toward z until the first free value reaches zero, and fix that one there
-            alpha, first = min((x[j] / (x[j] - z[j]), j) for j in at if z[j] <= 0.0)
+            alpha, first = min((x[j] / (x[j] - z[j]) if x[j] > z[j] else 0.0, j) for j in at if z[j] <= 0.0)
             x = [xj + alpha * (zj - xj) for xj, zj in zip(x, z, strict=True)]
             for j in at:
                 if j == first or x[j] <= 0.0:

@@ -61,3 +61,10 @@ def test_an_exact_fit_on_tiny_columns_is_found_exactly() -> None:
     a = np.array([[1e-15, 3e-12], [2e-15, 1e-12], [4e-15, 5e-12]])
     x = nnls(a, a @ np.array([2e14, 0.0]))
     assert x == pytest.approx([2e14, 0.0], rel=1e-9)
+
+
+def test_a_column_the_solution_does_not_need_is_left_at_zero_without_dividing_by_it() -> None:
+    a = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    x = nnls(a, np.array([1.0, 1.0, 0.0]))
+    assert (x >= 0).all()
+    assert a @ x == pytest.approx([1.0, 1.0, 0.0])
