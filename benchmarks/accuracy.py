@@ -420,15 +420,24 @@ def forward_diagnosis(
 
 
 def in_sample(observations: Sequence[Observation], out: Callable[[str], None]) -> None:
-    """Each GPU's mean signed error (and its range) with every GPU in the calibration, most negative first."""
+    """Each GPU's mean signed error (and its range) with every GPU in the calibration, most negative first;
+    then the mean absolute error over the cells leave one GPU out predicts (Lambda 2024's): the floor the
+    model's form sets for that test before any part is held out."""
     fitted = fit(observations, "gpu")
     errors: dict[str, list[float]] = defaultdict(list)
+    tested = []
     for o, p in zip(observations, predict(fitted, observations), strict=True):
         errors[o.device.id].append(p / o.throughput - 1)
+        if LAMBDA_2024 in (o.group or ""):
+            tested.append(abs(p / o.throughput - 1))
     out("")
     out("# In sample: every GPU calibrated on, each part's mean signed error (its rows' range)")
     for part, found in sorted(errors.items(), key=lambda kv: statistics.fmean(kv[1])):
         out(f"{part}: {statistics.fmean(found):+.1%} ({min(found):+.0%} to {max(found):+.0%}, {len(found)} rows)")
+    out(
+        f"mean abs error over the {len(tested)} Lambda 2024 cells leave one GPU out predicts, each part in the fit: "
+        f"{statistics.fmean(tested):.1%} (what the model's form reaches before any part is held out)"
+    )
 
 
 def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callable[[str], None]) -> None:
