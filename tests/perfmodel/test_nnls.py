@@ -19,7 +19,7 @@ def test_a_negative_least_squares_value_is_held_at_zero_and_the_rest_refitted() 
     assert nnls(a, -np.ones(3)) == pytest.approx([0.0, 0.0])
 
 
-def test_columns_no_row_tells_apart_share_the_value() -> None:
+def test_of_two_columns_no_row_tells_apart_either_may_carry_the_fit() -> None:
     a = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
     x = nnls(a, np.array([2.0, 4.0, 6.0]))
     assert (x >= 0).all()
