@@ -39,12 +39,13 @@ def nnls(a: Array, b: Array) -> Array:
     gradient = list(target)
     for _ in range(ITERATIONS):
         candidates = [(g, j) for j, g in enumerate(gradient) if not free[j]]
-        if not candidates or max(candidates)[0] <= tolerance:
+        steepest, chosen = max(candidates, default=(0.0, -1))
+        if steepest <= tolerance:
             break
-        free[max(candidates)[1]] = True
+        free[chosen] = True
         while True:
-            z = _solve(gram, target, free)
             at = [j for j in range(columns) if free[j]]
+            z = _solve(gram, target, at)
             if all(z[j] > 0.0 for j in at):
                 x = z
                 break
@@ -61,11 +62,10 @@ def nnls(a: Array, b: Array) -> Array:
     return np.array(x) / scale
 
 
-def _solve(gram: list[list[float]], target: list[float], free: list[bool]) -> list[float]:
-    """The unconstrained least-squares values of the ``free`` columns (the others 0), by Gaussian
+def _solve(gram: list[list[float]], target: list[float], at: list[int]) -> list[float]:
+    """The unconstrained least-squares values of the free columns ``at`` (the others 0), by Gaussian
     elimination of their block of the normal equations; numpy's minimum-norm solution where those
     columns are dependent (two host terms that no row tells apart)."""
-    at = [j for j, f in enumerate(free) if f]
     block = [[gram[i][j] for j in at] + [target[i]] for i in at]
     n = len(at)
     scale = max(abs(block[i][i]) for i in range(n)) or 1.0
@@ -81,7 +81,7 @@ def _solve(gram: list[list[float]], target: list[float], free: list[bool]) -> li
     values = [0.0] * n
     for k in reversed(range(n)):
         values[k] = (block[k][n] - sum(block[k][j] * values[j] for j in range(k + 1, n))) / block[k][k]
-    z = [0.0] * len(free)
+    z = [0.0] * len(target)
     for j, v in zip(at, values, strict=True):
         z[j] = v
     return z
