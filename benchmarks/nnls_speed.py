@@ -28,10 +28,9 @@ import numpy as np
 from app.perfmodel import nnls as shipped
 from app.perfmodel import power_fit, reference_readings
 from app.perfmodel.power_calibration import gather
-from app.perfmodel.readings import idle_readings
+from benchmarks import power_check
 
 ROOT = Path(__file__).resolve().parents[1]
-IDLE = ROOT / "tests" / "fixtures" / "machines" / "h100" / "nvidia-smi-q.txt"
 Problem = tuple[np.ndarray, np.ndarray]
 
 
@@ -67,7 +66,7 @@ def row_space(a: np.ndarray, b: np.ndarray, iterations: int = 100) -> np.ndarray
 def recorded(datasets: Path, count: int) -> list[Problem]:
     """The first ``count`` problems a full power fit solves."""
     problems: list[Problem] = []
-    observations = gather(datasets, idle_readings([IDLE], ROOT), references=reference_readings.readings()).observations
+    observations = gather(datasets, power_check.idle(), references=reference_readings.readings()).observations
     gpu = [o for o in observations if o.hardware.kind == "gpu"]
 
     def record(a: np.ndarray, b: np.ndarray) -> np.ndarray:

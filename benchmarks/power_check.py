@@ -41,12 +41,18 @@ WAYS = ("tdp", "mlperf, bare", "mlperf, at rate", "held out")
 Rows = dict[str, list[tuple[float, dict[str, float]]]]
 
 
-def _idle() -> list[Observation]:
+def idle() -> list[Observation]:
     """The idle reading scripts/calibrate_power.py fits on by default."""
     try:
         return idle_readings([IDLE], ROOT)
     except (OSError, ValueError) as error:
         raise SystemExit(str(error)) from None
+
+
+def mlperf_and_idle(datasets: Path) -> list[Observation]:
+    """What the power model was fitted on before the reference runs: MLPerf Power's rows and the idle
+    reading, read once for every fit below."""
+    return gather(datasets, idle()).observations
 
 
 def _group(label: str) -> str:
@@ -56,11 +62,10 @@ def _group(label: str) -> str:
     return "batch 2-32" if batch <= 32 else "batch 33+"
 
 
-def draws(datasets: Path, at_rate: Sequence[Observation]) -> Rows:
+def draws(mlperf: Sequence[Observation], at_rate: Sequence[Observation]) -> Rows:
     """Per group (all, batch regime, part): (measured W, {way: predicted W}) for each reference reading
-    (``at_rate``: ``reference_readings.readings()``)."""
+    (``at_rate``: ``reference_readings.readings()``; ``mlperf``: ``mlperf_and_idle``)."""
     bare = reference_readings.readings(at_measured_rate=False)
-    mlperf = gather(datasets, _idle()).observations
     only_mlperf = fit(mlperf)
     found: Rows = defaultdict(list)
     for part in sorted({o.part for o in at_rate}):
@@ -79,13 +84,15 @@ def draws(datasets: Path, at_rate: Sequence[Observation]) -> Rows:
     return found
 
 
-def mlperf_held_out(datasets: Path, at_rate: Sequence[Observation]) -> dict[str, tuple[int, float, float]]:
-    """MLPerf's uncapped rows, each part predicted from fits without it: with and without the reference
-    runs' readings (``at_rate``) in those fits. Per case: rows, mean absolute and mean signed error of
-    measured over predicted (the calibration's own measure, data/power.json)."""
+def mlperf_held_out(
+    mlperf: Sequence[Observation], at_rate: Sequence[Observation]
+) -> dict[str, tuple[int, float, float]]:
+    """MLPerf's uncapped rows (in ``mlperf``, with the idle reading), each part predicted from fits without
+    it: with and without the reference runs' readings (``at_rate``) in those fits, which gather them so
+    (app/perfmodel/power_calibration.py). Per case: rows, mean absolute and mean signed error of measured
+    over predicted (the calibration's own measure, data/power.json)."""
     found = {}
-    for name, references in (("without the reference runs", []), ("with them", at_rate)):
-        observations = gather(datasets, _idle(), references=references).observations
+    for name, observations in (("without the reference runs", mlperf), ("with them", [*mlperf, *at_rate])):
         held = [
             h
             for h in leave_one_part_out(observations, evaluate=uncapped)
@@ -111,14 +118,15 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     if not (args.datasets / "mlperf-power").is_dir():
         parser.error(f"the power model is fitted on MLPerf Power: {args.datasets}/mlperf-power is missing (--datasets)")
     at_rate = reference_readings.readings()
-    found = draws(args.datasets, at_rate)
+    mlperf = mlperf_and_idle(args.datasets)
+    found = draws(mlperf, at_rate)
     out("| rows | n | " + " | ".join(f"{way}: mean abs (signed)" for way in WAYS) + " |")
     out("|---|---|" + "---|" * len(WAYS))
     for group in sorted(found, key=lambda g: (g != "all", not g.startswith("batch"), g)):
         out(f"| {group} | {len(found[group])} | {summary(found[group])} |")
     out("")
     out("MLPerf's uncapped rows, each part held out (measured over predicted):")
-    for name, (rows, mean_abs, signed) in mlperf_held_out(args.datasets, at_rate).items():
+    for name, (rows, mean_abs, signed) in mlperf_held_out(mlperf, at_rate).items():
         out(f"- {name}: {rows} rows, mean abs error {100 * mean_abs:.1f}% (signed {100 * signed:+.1f}%)")
 
 

@@ -36,7 +36,7 @@ def test_each_reference_reading_is_at_the_rate_its_config_measured() -> None:
 @pytest.mark.skipif(DATASETS is None, reason="../shared/datasets is absent: the power model cannot be refitted")
 def test_a_power_model_fitted_without_a_part_predicts_its_readings_better_than_before() -> None:
     assert DATASETS is not None
-    found = power_check.draws(DATASETS, reference_readings.readings())
+    found = power_check.draws(power_check.mlperf_and_idle(DATASETS), reference_readings.readings())
     assert {"all", "batch 1", "batch 2-32", "batch 33+", "h100-sxm5-80gb", "h200-sxm-141gb"} <= set(found)
     for group in ("all", "batch 1", "h100-sxm5-80gb", "h200-sxm-141gb"):
         rows = found[group]
