@@ -320,9 +320,8 @@ def _note_unpriced(spec: WorkloadSpec, table: Columns, feasible: Ints, notes: li
     parts = np.unique(table.hardware_index[feasible])
     names = sorted({table.hardware[i].ref.name for i in parts.tolist() if table.prices[i] is None})
     if names:
-        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
         notes.append(
-            f"no price for {shown}: ranked after every priced candidate, with no cost figure "
+            f"no price for {words.first_names(names)}: ranked after every priced candidate, with no cost figure "
             "(set price_usd: PUT /api/v1/catalog/<id>)"
         )
 

@@ -264,6 +264,17 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
 }
 
 
+NAMED = 10
+"""How many names a list in words gives before saying how many more there are."""
+
+
+def first_names(names: Sequence[str], shown: int = NAMED, sep: str = ", ") -> str:
+    """The first ``shown`` of ``names`` joined by ``sep``, and how many more: a whole catalog's unpriced
+    parts would otherwise be one line of a hundred names."""
+    head = sep.join(names[:shown])
+    return head + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 def text(reason: Why) -> str:
     return WORDS[reason.code](reason.figures)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.contracts import Candidate, EstimateKind, PlanRejection, Recommendation, Rejection
+from app.recommender.reasons import first_names
 
 KIND_MARK = {
     EstimateKind.measured: "measured",
@@ -33,9 +34,13 @@ def _prices(candidates: list[Candidate]) -> list[str]:
     missing = sorted({c.hardware.name for c in candidates if c.price is None})
     lines = []
     if release:
-        lines.append("+ priced at its release price: " + "; ".join(f"{n} ({w})" for n, w in sorted(release.items())))
+        priced = [f"{n} ({w})" for n, w in sorted(release.items())]
+        lines.append(f"+ priced at its release price: {first_names(priced, sep='; ')}")
     if missing:
-        lines.append(f"no price for {', '.join(missing)}: no cost figure (set price_usd: PUT /api/v1/catalog/<id>)")
+        lines.append(
+            f"no price for {first_names(missing)}: no cost figure (set price_usd: PUT /api/v1/catalog/<id>; "
+            "--json lists every candidate's price)"
+        )
     return lines
 
 

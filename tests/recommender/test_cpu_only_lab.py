@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 
 from app.catalog import get, reference
-from app.contracts import LLM_PRESETS, Precision, Task
+from app.contracts import LLM_PRESETS, Precision, Recommendation, Task
 from app.perfmodel import generation
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
 from app.recommender.estimators.modelled import GRAPH_GPU_GAP
+from app.recommender.reasons import NAMED
+from app.recommender.table import render
 from testkit.factories import Api, run_report
 from testkit.lab import cpu_machine, gpu_machine, measured
 
@@ -128,6 +130,21 @@ def test_which_gpu_is_asked_with_device_kinds_and_answers_only_gpus(api: Api, wo
         "/api/v1/recommendations", json={**body, "constraints": {"device_kinds": ["gpu"]}}, headers=headers
     )
     assert refused.status_code == 422 and "cuda" in refused.text  # the vocabulary's word, said back
+
+
+def test_the_terminal_names_ten_unpriced_parts_and_counts_the_rest(api: Api) -> None:
+    """`hwadvisor recommend --catalog --limit 1000` lists hundreds of catalog GPUs, most with no price: the
+    line that says which have none names the first ten and how many more, not a hundred names."""
+    cpu_only_lab(api)
+    body = {"workload": "bert_base", "task": "infer", "scope": "catalog", "batch_size": 32, "limit": 1000}
+    body["constraints"] = {"power_budget_w": BUDGET_W, "device_kinds": ["cuda"]}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer = Recommendation.model_validate(response.json())
+    unpriced = sorted({c.hardware.name for c in answer.candidates if c.price is None})
+    assert len(unpriced) > NAMED  # what makes this test mean something
+    (line,) = [line for line in render(answer).splitlines() if line.startswith("no price for ")]
+    assert line.startswith(f"no price for {', '.join(unpriced[:NAMED])} and {len(unpriced) - NAMED} more: ")
 
 
 def test_an_h100_prediction_is_answered_for_every_runtime_and_a_t4_says_why_not_bf16(api: Api) -> None:
