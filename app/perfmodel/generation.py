@@ -48,7 +48,7 @@ from app.catalog import CatalogHardware
 from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
-from app.perfmodel.device import device, peak
+from app.perfmodel.device import Device, device, peak
 from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
@@ -150,6 +150,8 @@ class Step:
     band: float
     band_kind: str
     memory: Memory
+    floored: bool = False
+    """The calibrated step would have been shorter than ``floor_s``, and was held there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +229,16 @@ def parts_of(found: Breakdown, held: Memory) -> list[float]:
     ]
 
 
+def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
+    """The least time a step can take on the part, whatever a calibration says: its FLOPs at the matrix
+    peak, or the weights and KV cache it reads (all of them, every step) at the memory's bandwidth, less
+    what the last-level cache could hold. A factor measured where the host bounds the step (the GPU
+    runs' batch-1 decode, 0.47) would otherwise carry a step the memory bounds past its roofline: an L4
+    decoding Llama-3-8B in bf16 (16 GB a token at 300 GB/s, 53 ms at least) was given 37 ms."""
+    streamed = max(0.0, held.weights + held.kv_cache - dev.cache)
+    return max(found.flops / dev.matrix, streamed / dev.bandwidth)
+
+
 def zoo_factor(
     workload: str,
     task: Task,
@@ -247,10 +259,13 @@ def zoo_factor(
     tuned = shipped()
     if not tuned.measured(hardware.kind, task) or not tuned.covers(hardware.kind, hardware.vendor, runtime):
         return None
+    dev = device(hardware, math_precision(hardware, precision))
+    if dev is None:
+        return None
     context = recorded.shape["sequence"]
-    parts = parts_of(found, memory(preset.shape, task, precision, batch, context))
-    calibrated = tuned.seconds(hardware.kind, task, precision, parts, found.seconds)
-    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0]
+    held = memory(preset.shape, task, precision, batch, context)
+    calibrated = tuned.seconds(hardware.kind, task, precision, parts_of(found, held), found.seconds)
+    return found.seconds / max(calibrated, floor_s(found, held, dev)), tuned.band(hardware.kind, task)[0]
 
 
 def step(
@@ -281,6 +296,9 @@ def step(
     if not tuned.covers(dev.kind, hardware.vendor, runtime):
         tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it
     calibrated = tuned.seconds(dev.kind, task, precision, parts, found.seconds)
+    floor = floor_s(found, held, dev)
+    floored = floor > calibrated
+    calibrated = max(calibrated, floor)
     exchanged = 0.0
     link = ring_link(hardware, shards) if shards > 1 else None
     if link is not None:
@@ -301,4 +319,5 @@ def step(
         band=band,
         band_kind=band_kind,
         memory=held,
+        floored=floored,
     )

@@ -45,12 +45,12 @@ from app.contracts import (
 from app.db import catalog as lab_catalog
 from app.errors import InvalidInput
 from app.perfmodel import generation, llm
-from app.perfmodel import power as power_model
 from app.perfmodel.device import device
 from app.perfmodel.scaling import ring_link
 from app.planner import costs as pricing
 from app.planner.scale import systems
 from app.recommender import reasons as words
+from app.recommender.power import modelled_draw
 from app.recommender.reasons import Why, why
 
 GB = 1e9
@@ -396,14 +396,12 @@ def _sized(
 
 
 def _power(part: CatalogHardware, decode: generation.Step) -> float | None:
-    """A device's draw while decoding (the step the time goes to), from its utilisation."""
-    try:
-        found = power_model.estimate(
-            part, min(1.0, decode.breakdown.utilisation_compute), min(1.0, decode.breakdown.utilisation_memory)
-        )
-    except InvalidInput:  # no TDP in the catalog
-        return None
-    return found.power_w
+    """A device's draw while decoding (the step the time goes to), from its utilisation at the rate the
+    step is stated at: a decode the language-model calibration says runs twice the bare model's speed
+    moves its bytes twice as fast, as the recommender's figures do (``modelled_draw``). None where the
+    catalog gives the part no power figure."""
+    drawn, _, _ = modelled_draw(part, decode.breakdown, speedup=decode.breakdown.seconds / decode.seconds)
+    return drawn
 
 
 def _notes(o: Option, shape: LlmShape, request: ServingRequest) -> list[Why]:
@@ -415,6 +413,7 @@ def _notes(o: Option, shape: LlmShape, request: ServingRequest) -> list[Why]:
             prefill_ms=o.prefill.seconds * 1000,
             prefill_bound=o.prefill.breakdown.bound,
             factor=o.decode.factor,
+            decode_floored=o.decode.floored,
             error_pct=math.expm1(o.decode.band) * 100,
             band_kind=o.decode.band_kind,
         )

@@ -240,8 +240,13 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ReasonCode.llm_modelled: lambda f: (
         f"modelled from the model's operators at this shape on the catalog's specs: decode step "
         f"{f['decode_ms']:,.2f} ms ({f['decode_bound']}-bound), prefill {f['prefill_ms']:,.1f} ms "
-        f"({f['prefill_bound']}-bound), x{f['factor']:.2f} by the lab's calibration of its kind; "
-        f"band ±{f['error_pct']:.0f}% ({f['band_kind']})"
+        f"({f['prefill_bound']}-bound), x{f['factor']:.2f} by the lab's calibration of its kind"
+        + (
+            " and no less: the weights and KV cache a decode step reads take that long at the memory's bandwidth"
+            if f.get("decode_floored")
+            else ""
+        )
+        + f"; band ±{f['error_pct']:.0f}% ({f['band_kind']})"
     ),
     ReasonCode.variant: _variant,
     ReasonCode.runtime_stack: lambda f: (

@@ -65,3 +65,37 @@ def test_the_gpu_reference_runs_calibrate_their_vendors_gpus_alone_and_no_band_i
     assert compiled is not None and compiled.band_kind == "gpu-llm-uncalibrated" and compiled.factor == 1.0
     # a host-bound step on a catalog part: never narrower than how far two machines of one part measure apart
     assert decode.band >= max(machine_band("gpu", "host"), shipped.bands["gpu/decode"])
+
+
+def test_a_calibrated_decode_never_reads_its_weights_faster_than_the_memory_allows() -> None:
+    """The GPU factor was measured where the host bounds the step (the H200's batch-1 decode of a 1B
+    model); carried to an L4 decoding Llama-3-8B, which its 300 GB/s bound, it gave 37 ms a token where
+    reading 16 GB takes 53 ms. The step is held at that floor, says so, and the serving planner's power
+    is taken at the rate the step is stated at."""
+    shape = LLM_PRESETS["llama3_8b"].shape
+    l4 = get("l4")
+    decode = generation.step(shape, Task.decode, Precision.bf16, 1, 1024, l4)
+    assert decode is not None and decode.floored
+    read = decode.memory.weights + decode.memory.kv_cache - l4.l2_mb * 1e6
+    assert decode.seconds == pytest.approx(read / (l4.memory_bandwidth_gb_s * 1e9))
+    assert decode.seconds > 1.4 * generation.shipped().factors["gpu/decode"] * decode.breakdown.seconds
+    # where the host bounds the step the factor stands, as the run measured it
+    small = generation.step(LLM_PRESETS["llama3_1b"].shape, Task.decode, Precision.bf16, 1, 512, get("h200-sxm-141gb"))
+    assert small is not None and not small.floored
+
+
+@pytest.mark.parametrize("preset", sorted(LLM_PRESETS))
+@pytest.mark.parametrize("part", ["l4", "t4", "a10", "rtx-4090", "h100-sxm5-80gb", "epyc-9654"])
+@pytest.mark.parametrize("task", [Task.prefill, Task.decode])
+def test_no_calibrated_step_passes_the_roofline(preset: str, part: str, task: Task) -> None:
+    hardware = get(part)
+    shape = LLM_PRESETS[preset].shape
+    precision = Precision.bf16 if hardware.peak_bf16_tflops else Precision.fp16  # a T4 has no bf16
+    peak = (hardware.peak_bf16_tflops or hardware.peak_fp16_tflops or 0) * 1e12
+    for batch in (1, 16):
+        found = generation.step(shape, task, precision, batch, 512, hardware)
+        assert found is not None
+        bandwidth = (hardware.memory_bandwidth_gb_s or 0) * 1e9
+        cache = (hardware.l2_mb if hardware.kind == "gpu" else hardware.l3_mb) or 0.0
+        read = max(0.0, found.memory.weights + found.memory.kv_cache - cache * 1e6)
+        assert found.seconds >= max(found.breakdown.flops / peak, read / bandwidth) * (1 - 1e-9)

@@ -171,3 +171,41 @@ def test_bad_questions_are_refused_with_what_to_do(api: Api) -> None:
     assert "llama3_8b" in str(unknown)
     tf32 = ask(api, {"workload": "llama3_8b", "precisions": ["tf32"]}, status=422)
     assert "bf16" in str(tf32) and "int4" in str(tf32)
+
+
+def test_a_calibrated_decode_draws_at_the_rate_it_is_stated_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lab whose runs say its GPUs decode 1.25x as fast as the model: the plan's step is shortened so,
+    and its power is the draw of a device moving its bytes 1.25x as fast (as the recommender takes a
+    calibrated figure's), not the bare model's."""
+    from app.perfmodel import power as power_model
+
+    request = ServingRequest(workload="llama3_8b", concurrency=8, hardware=["h100-sxm5-80gb"])
+
+    def planned(calibration: generation.LlmCalibration) -> tuple[float, float, Any]:
+        monkeypatch.setattr(generation, "shipped", lambda: calibration)
+        (c,) = plan_over(CATALOG, request).candidates
+        assert c.power_w is not None
+        return c.decode_step_ms, c.power_w, c
+
+    bare_ms, bare_w, _ = planned(generation.LlmCalibration())
+    lab = generation.LlmCalibration(factors={"gpu/decode": 0.8}, bands={"gpu/decode": 0.2})
+    fast_ms, fast_w, fast = planned(lab)
+    assert fast_ms == pytest.approx(bare_ms * 0.8, rel=0.02)
+    context = request.prompt_tokens + request.output_tokens // 2  # the planner's mean context while decoding
+    shape, h100 = LLM_PRESETS["llama3_8b"].shape, CATALOG["h100-sxm5-80gb"]
+    batch = fast.batch_per_replica
+    # the bare step's utilisation (its breakdown), which the calibrated step's rate raises
+    decode = generation.step(shape, Task.decode, Precision.bf16, batch, context, h100, runtime="torch-compile")
+    assert decode is not None
+    at_rate = power_model.estimate(
+        h100,
+        min(1.0, decode.breakdown.utilisation_compute / 0.8),
+        min(1.0, decode.breakdown.utilisation_memory / 0.8),
+    )
+    assert fast_w == pytest.approx(at_rate.power_w, rel=0.02) and fast_w > bare_w
+    # twice as fast would read the 16 GB of weights faster than the H100's memory can: held there, and said
+    _, _, held = planned(generation.LlmCalibration(factors={"gpu/decode": 0.5}, bands={"gpu/decode": 0.2}))
+    weights = 16.06e9 / (CATALOG["h100-sxm5-80gb"].memory_bandwidth_gb_s or 0) / 1e9 * 1000
+    assert held.decode_step_ms > weights > bare_ms * 0.5
+    (note,) = [n for n in held.notes if n.code == "llm_modelled"]
+    assert "and no less: the weights and KV cache a decode step reads take that long" in note.text
