@@ -12,6 +12,8 @@ from app.contracts import LLM_PRESETS, Precision, Recommendation, Task
 from app.perfmodel import generation
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
+from app.perfmodel.profile import TENSOR_CLASSES
+from app.perfmodel.profile import shipped as profiles
 from app.recommender.estimators.modelled import GRAPH_GPU_GAP
 from app.recommender.reasons import NAMED
 from app.recommender.table import render
@@ -130,6 +132,26 @@ def test_which_gpu_is_asked_with_device_kinds_and_answers_only_gpus(api: Api, wo
         "/api/v1/recommendations", json={**body, "constraints": {"device_kinds": ["gpu"]}}, headers=headers
     )
     assert refused.status_code == 422 and "cuda" in refused.text  # the vocabulary's word, said back
+
+
+@pytest.mark.parametrize(("workload", "task"), [("resnet50", "infer"), ("bert_base", "infer"), ("bert_base", "train")])
+def test_no_calibrated_gpu_figure_is_above_its_matrix_roofline(api: Api, workload: str, task: str) -> None:
+    """The model alone is never above its roofline (tests/perfmodel/test_shipped_properties.py); a figure a
+    reference run calibrates is the model times that run's measured / modelled ratio, which could carry it
+    past. Every catalog GPU's figure at every batch and precision stays under its matrix FLOPs at the peak."""
+    cpu_only_lab(api)
+    body = {"workload": workload, "task": task, "scope": "catalog", "limit": 1000}
+    body["constraints"] = {"device_kinds": ["cuda"], "runtimes": ["torch-eager"]}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    calibrated = [c for c in response.json()["candidates"] if c["estimate"]["source"] in REFERENCES]
+    assert len(calibrated) > 100
+    for c in calibrated:
+        part, precision = get(c["hardware"]["catalog_id"]), Precision(c["precision"])
+        peak = getattr(part, f"peak_{precision.value}_tflops") * 1e12
+        profile = profiles()[(workload, Task(task), precision)]
+        matrix = sum(b.flops.at(c["batch_size"]) for b in profile.buckets if b.op_class in TENSOR_CLASSES)
+        assert c["estimate"]["throughput_samples_per_s"] <= c["batch_size"] * peak / matrix, c["hardware"]["name"]
 
 
 def test_the_terminal_names_ten_unpriced_parts_and_counts_the_rest(api: Api) -> None:
