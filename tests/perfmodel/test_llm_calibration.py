@@ -70,8 +70,8 @@ def test_the_gpu_reference_runs_calibrate_their_vendors_gpus_alone_and_no_band_i
 def test_a_calibrated_decode_never_reads_its_weights_faster_than_the_memory_allows() -> None:
     """The GPU factor was measured where the host bounds the step (the H200's batch-1 decode of a 1B
     model); carried to an L4 decoding Llama-3-8B, which its 300 GB/s bound, it gave 37 ms a token where
-    reading 16 GB takes 53 ms. The step is held at that floor, says so, and the serving planner's power
-    is taken at the rate the step is stated at."""
+    reading 16 GB takes 53 ms. The step is held at that floor and says so (``floored``); where the host
+    bounds the step the factor stands."""
     shape = LLM_PRESETS["llama3_8b"].shape
     l4 = get("l4")
     decode = generation.step(shape, Task.decode, Precision.bf16, 1, 1024, l4)
