@@ -67,12 +67,23 @@ def _solve(gram: list[list[float]], target: list[float], at: list[int]) -> list[
     elimination of their block of the normal equations; numpy's minimum-norm solution where those
     columns are dependent (two host terms that no row tells apart)."""
     block = [[gram[i][j] for j in at] + [target[i]] for i in at]
-    n = len(at)
+    z = [0.0] * len(target)
+    for j, v in zip(at, _eliminated(block) or _dependent(block), strict=True):
+        z[j] = v
+    return z
+
+
+def _eliminated(block: list[list[float]]) -> list[float] | None:
+    """The solution of the augmented system ``block`` (n rows of n values and the right-hand side) by
+    Gaussian elimination with partial pivoting; None where a pivot is too small to trust. ``block`` is
+    left as it was (rows are swapped and replaced in a copy of the list, never changed in place)."""
+    block = list(block)
+    n = len(block)
     scale = max(abs(block[i][i]) for i in range(n)) or 1.0
     for k in range(n):
         pivot = max(range(k, n), key=lambda r: abs(block[r][k]))
         if abs(block[pivot][k]) <= SINGULAR * scale:
-            return _dependent(gram, target, at)
+            return None
         block[k], block[pivot] = block[pivot], block[k]
         for r in range(k + 1, n):
             ratio = block[r][k] / block[k][k]
@@ -81,16 +92,11 @@ def _solve(gram: list[list[float]], target: list[float], at: list[int]) -> list[
     values = [0.0] * n
     for k in reversed(range(n)):
         values[k] = (block[k][n] - sum(block[k][j] * values[j] for j in range(k + 1, n))) / block[k][k]
-    z = [0.0] * len(target)
-    for j, v in zip(at, values, strict=True):
-        z[j] = v
-    return z
+    return values
 
 
-def _dependent(gram: list[list[float]], target: list[float], at: list[int]) -> list[float]:
-    block = np.array([[gram[i][j] for j in at] for i in at])
-    values = np.linalg.lstsq(block, np.array([target[i] for i in at]), rcond=None)[0]
-    z = [0.0] * len(target)
-    for j, v in zip(at, values.tolist(), strict=True):
-        z[j] = v
-    return z
+def _dependent(block: list[list[float]]) -> list[float]:
+    """numpy's minimum-norm least-squares solution of the augmented system ``block``."""
+    matrix = np.array(block)
+    values: list[float] = np.linalg.lstsq(matrix[:, :-1], matrix[:, -1], rcond=None)[0].tolist()
+    return values
