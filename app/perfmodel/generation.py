@@ -239,6 +239,16 @@ def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
     return max(found.flops / dev.matrix, streamed / dev.bandwidth)
 
 
+def calibrated_s(
+    tuned: LlmCalibration, dev: Device, task: Task, precision: Precision, found: Breakdown, held: Memory
+) -> tuple[float, bool]:
+    """The modelled step ``found`` as ``tuned`` calibrates it, no shorter than ``floor_s``; and whether
+    the floor held it."""
+    calibrated = tuned.seconds(dev.kind, task, precision, parts_of(found, held), found.seconds)
+    floor = floor_s(found, held, dev)
+    return max(calibrated, floor), floor > calibrated
+
+
 def zoo_factor(
     workload: str,
     task: Task,
@@ -264,8 +274,8 @@ def zoo_factor(
         return None
     context = recorded.shape["sequence"]
     held = memory(preset.shape, task, precision, batch, context)
-    calibrated = tuned.seconds(hardware.kind, task, precision, parts_of(found, held), found.seconds)
-    return found.seconds / max(calibrated, floor_s(found, held, dev)), tuned.band(hardware.kind, task)[0]
+    calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held)
+    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0]
 
 
 def step(
@@ -295,10 +305,7 @@ def step(
     tuned = llm_calibration or shipped()
     if not tuned.covers(dev.kind, hardware.vendor, runtime):
         tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it
-    calibrated = tuned.seconds(dev.kind, task, precision, parts, found.seconds)
-    floor = floor_s(found, held, dev)
-    floored = floor > calibrated
-    calibrated = max(calibrated, floor)
+    calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held)
     exchanged = 0.0
     link = ring_link(hardware, shards) if shards > 1 else None
     if link is not None:
