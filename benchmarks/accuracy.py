@@ -16,8 +16,8 @@
    model's figure for a graph runtime with no stack factor: how far the model's GPU graph runtimes are
    from the best published inference stack.
 5. Eager PyTorch against ONNX Runtime on the lab's CPUs: each machine's measured eager / graph ratios
-   predicted with the eager kernel factor from the other machines (app/perfmodel/runtime_pairs.py),
-   and without any.
+   predicted with the eager kernel factors (convolutions, GEMMs) from the other machines
+   (app/perfmodel/runtime_pairs.py), and without any.
 ``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
 uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
@@ -375,7 +375,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         out(table(cpu_logo))
 
     out("")
-    out("# Eager PyTorch / ONNX Runtime on the lab's CPUs, each machine's eager kernel factor from the others")
+    out("# Eager PyTorch / ONNX Runtime on the lab's CPUs, each machine's eager kernel factors from the others")
     eager_ratios(fit(cpu, "cpu").params, list(catalog.values()), out)
 
 
@@ -446,7 +446,7 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
     for machine, pair, held, bare in rows:
         config = f"{pair.workload}/{pair.task.value} {pair.precision.value} batch {pair.batch}"
         out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
-    for name, k in (("with the factor from the other machines", 2), ("without any factor", 3)):
+    for name, k in (("with the factors from the other machines", 2), ("without any factor", 3)):
         errors = [abs(math.log(row[k] / row[1].ratio)) for row in rows]
         out(f"{name}: {len(errors)} ratios, mean abs log error {statistics.fmean(errors):.2f}")
 

@@ -9,7 +9,7 @@ the EPYC 9005 series), not which of its SKUs, and a slice of a few vCPUs is not 
 honest comparison is against every server part of that generation: each predicted at the threads the
 config ran with (compute scales with the cores used, bandwidth four times faster: app/perfmodel/model.py
 ``scaled``), and the measured figure set beside the range of their predictions and their median.
-The model's CPU calibration is OpenVINO's published server figures, and the eager kernel factor (eager
+The model's CPU calibration is OpenVINO's published server figures, and the eager kernel factors (eager
 PyTorch against ONNX Runtime on the same machine) from the lab machines in
 app/perfmodel/data/cpu_runtime_pairs.json; ``--pairs NAME`` prints this machine's entry for that file.
 Only those ratios are fitted, and benchmarks/accuracy.py holds each machine's out in its fifth test.

@@ -5,7 +5,7 @@
 Fits the model's parameters (app/perfmodel/model.py) for GPUs on the Lambda 2022 and 2024
 single-GPU training results shipped in app/catalog/data/public_results.csv, and for CPUs on the
 OpenVINO CPU results, with a stack factor per published source and workload; on CPUs, the eager
-kernel factor from the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs
+kernel factors (convolutions, GEMMs) from the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs
 (app/perfmodel/data/cpu_runtime_pairs.json, app/perfmodel/runtime_pairs.py). Then measures the
 bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
 quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
@@ -54,7 +54,7 @@ from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS, Params
 from app.perfmodel.observations import from_public, median_per_part, system_errors
 from app.perfmodel.predict import profile_of
-from app.perfmodel.runtime_pairs import factor as eager_factor
+from app.perfmodel.runtime_pairs import factors as eager_factors
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +79,7 @@ def calibrate() -> dict[str, object]:
     found_bands: dict[str, float] = {}
     counts: dict[str, int] = {}
     eager: dict[str, float] = {}
+    eager_conv: dict[str, float] = {}
     measured_autograd: dict[str, float] = {}
     measured_stream: dict[str, float] = {}
     fitted_dispatch: dict[str, float] = {}
@@ -91,9 +92,11 @@ def calibrate() -> dict[str, object]:
         fitted = fit(seen, kind)
         params[kind] = {p: _round(fitted.params[p]) for p in PARAMETERS}
         if kind == "cpu":
-            measured = eager_factor(runtime_pairs().machines, load(), fitted.params)
-            if measured is not None:
-                eager[kind] = _round(measured)
+            measured = eager_factors(runtime_pairs().machines, load(), fitted.params)
+            if "gemm" in measured:
+                eager[kind] = _round(measured["gemm"])
+            if "conv" in measured:
+                eager_conv[kind] = _round(measured["conv"])
         stacks.update({g: _round(v) for g, v in fitted.stacks.items()})
         traffic.update({g: _round(v) for g, v in fitted.traffic.items()})
         held = leave_one_part_out(seen, kind)
@@ -125,6 +128,7 @@ def calibrate() -> dict[str, object]:
         "traffic": dict(sorted(traffic.items())),
         "bands": dict(sorted(found_bands.items())),
         "eager_kernel": eager,
+        "eager_conv": eager_conv,
         "autograd": measured_autograd,
         "stream": measured_stream,
         "fitted_dispatch": fitted_dispatch,

@@ -28,7 +28,8 @@ The lab's eager runs, and every prediction for them, have ``t = 1``.
 On a CPU, eager PyTorch's matrix kernels (oneDNN convolutions called one by one on plain-layout
 tensors, MKL GEMMs) run slower than a graph runtime's (layouts and packed weights kept across the
 graph): the class efficiencies, which OpenVINO's published runs set, are multiplied by the *eager
-kernel factor* (``Params.eager_kernel``) for ``torch-eager``, measured on lab CPUs that ran both. On a
+kernel factor* for ``torch-eager``, one for convolutions (``Params.eager_conv``) and one for the
+GEMMs (``Params.eager_kernel``), measured on lab CPUs that ran both. On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
 and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
@@ -135,11 +136,16 @@ class Params:
     kind: str
     values: Mapping[str, float]
     eager_kernel: float = 1.0
-    """The *eager kernel factor*: eager PyTorch's matrix kernels' efficiency relative to the graph
-    runtimes' (whose published runs set the class efficiencies) on this kind of device. Not fitted with
-    the rest: measured on lab CPUs that ran both on the same machine (app/perfmodel/runtime_pairs.py).
-    1 on GPUs, where eager PyTorch and a graph runtime call the same cuDNN and cuBLAS kernels and the
-    difference is fusion (``fused``)."""
+    """The *eager kernel factor* of GEMMs (linear layers, attention's matmuls, recurrent cells): eager
+    PyTorch's matrix kernels' efficiency relative to the graph runtimes' (whose published runs set the
+    class efficiencies) on this kind of device. Not fitted with the rest: measured on lab CPUs that ran
+    both on the same machine (app/perfmodel/runtime_pairs.py). 1 on GPUs, where eager PyTorch and a
+    graph runtime call the same cuDNN and cuBLAS kernels and the difference is fusion (``fused``)."""
+    eager_conv: float = 1.0
+    """The eager kernel factor of convolutions, measured the same way on the pairs convolutions
+    dominate. Apart from the GEMMs' because the cost is another: a oneDNN convolution called on
+    PyTorch's plain layout reorders its input, output and weights to the blocked layout and back on
+    every call, where a GEMM packs its weights."""
     autograd: float = 1.0
     """The *autograd factor*: a training step's host cost per operator in eager PyTorch (EAGER_RUNTIME)
     over an inference step's. Training records the autograd graph as it runs forward and runs each node
@@ -192,6 +198,7 @@ class Columns:
     that launches many kernels)."""
     tensor: npt.NDArray[np.bool_]
     op_class: list[str]
+    convolution: npt.NDArray[np.bool_]
     cases: int
 
 
@@ -269,14 +276,13 @@ def evaluate(
     ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
     ``training`` is 1 where the autograd factor applies (an eager PyTorch training step)."""
     i = cols.case
-    relaid = np.zeros(len(i), dtype=bool)
-    if relayout.any():  # only GPU cases at half precision: spare the others the pass over the classes
-        relaid = np.array([c == "conv" for c in cols.op_class], dtype=bool) & (relayout[i] > 0)
+    relaid = cols.convolution & (relayout[i] > 0)
     moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.array([params[c] for c in cols.op_class])
-    efficiency = np.minimum(1.0, np.where(cols.tensor & (eager[i] > 0), efficiency * params.eager_kernel, efficiency))
+    factor = np.where(cols.convolution, params.eager_conv, params.eager_kernel)
+    efficiency = np.minimum(1.0, np.where(cols.tensor & (eager[i] > 0), efficiency * factor, efficiency))
     sustained = sustained_clock(params, clock_hz, unit_watts)
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
@@ -394,6 +400,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         operators=stacked[6],
         tensor=np.concatenate([k[5] for k in parts]).astype(bool),
         op_class=classes,
+        convolution=np.array([c == "conv" for c in classes], dtype=bool),
         cases=len(cases),
     )
     figures = [figures_of(c) for c in cases]

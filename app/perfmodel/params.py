@@ -35,8 +35,13 @@ class Calibration(BaseModel):
     observations: dict[str, int] = Field(default_factory=dict, description="What each kind was calibrated on.")
     eager_kernel: dict[str, float] = Field(
         default_factory=dict,
-        description="Per kind: eager PyTorch's matrix kernels' efficiency relative to a graph runtime's "
+        description="Per kind: eager PyTorch's GEMMs' efficiency relative to a graph runtime's "
         "(app/perfmodel/runtime_pairs.py); 1 where absent.",
+    )
+    eager_conv: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind: eager PyTorch's convolutions' efficiency relative to a graph runtime's "
+        "(app/perfmodel/runtime_pairs.py); the GEMMs' where absent.",
     )
     autograd: dict[str, float] = Field(
         default_factory=dict,
@@ -62,6 +67,7 @@ class Calibration(BaseModel):
             kind,
             values,
             eager_kernel=self.eager_kernel.get(kind, 1.0),
+            eager_conv=self.eager_conv.get(kind, self.eager_kernel.get(kind, 1.0)),
             autograd=self.autograd.get(kind, 1.0),
             stream=self.stream.get(kind, 0.0),
         )

@@ -8,12 +8,18 @@ the blocked layout across the graph and pack the weights once. The model without
 PyTorch at 0.9-1.0 of ONNX Runtime on ResNet-50 (its fusion and dispatch alone); this project's lab CPUs
 measured 0.5-0.7.
 
+The two costs differ, and so do the ratios: the five lab CPUs measured 0.46-0.72 on ResNet-50 (its
+matrix work all convolutions) and 0.44-0.98 on BERT and the LSTM (all GEMMs), the convolutions lower on
+four of the five. So there are two factors, ``FACTORS``: one for convolutions (``Params.eager_conv``),
+one for the GEMMs of linear layers, attention and recurrent cells (``Params.eager_kernel``), each pair
+measuring the one whose class does most of its matrix FLOPs (``group``).
+
 A lab machine that ran the same config under both runtimes gives the measured ratio eager / graph. Its
 catalog identity is uncertain (a 2-vCPU slice of some part of its generation), but a ratio on one
 machine does not depend on it: ``needed`` finds the factor that makes the model's ratio, the median over
-the generation's catalog parts, equal the measured one; ``factor`` is the geometric median over every
-pair (app/perfmodel/data/cpu_runtime_pairs.json); ``leave_one_machine_out`` measures how well a factor
-from the other machines predicts each machine's ratios (benchmarks/accuracy.py prints it).
+the generation's catalog parts, equal the measured one; ``factors`` is, per group, the geometric median
+over its pairs (app/perfmodel/data/cpu_runtime_pairs.json); ``leave_one_machine_out`` measures how well
+the factors from the other machines predict each machine's ratios (benchmarks/accuracy.py prints it).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
@@ -31,11 +37,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from app.catalog import CatalogHardware
-from app.contracts import Precision, Task
+from app.contracts import OpClass, Precision, Task
 from app.perfmodel.device import device
 from app.perfmodel.model import EAGER_RUNTIME, Case, Params, steps
-from app.perfmodel.profile import Profile
+from app.perfmodel.profile import TENSOR_CLASSES, Profile
 from app.perfmodel.profile import shipped as profiles
+
+FACTORS = ("conv", "gemm")
+"""The eager kernel factors, by the matrix work whose cost they are: convolutions (plain layout reordered
+on every call: ``Params.eager_conv``), GEMMs (weights packed on every call: ``Params.eager_kernel``)."""
 
 GRID = np.exp(np.linspace(math.log(0.05), math.log(2.0), 61))
 """The factors ``needed`` tries: the model's ratio is monotone in the factor, so the measured one is
@@ -98,14 +108,36 @@ def _profile(pair: Pair) -> Profile | None:
     return profiles().get((pair.workload, pair.task, pair.precision))
 
 
+def group(pair: Pair) -> str | None:
+    """The factor (a key of ``FACTORS``) ``pair`` measures: that of the class doing most of its matrix
+    FLOPs; None when the model has no profile for it or the profile no matrix work."""
+    profile = _profile(pair)
+    if profile is None:
+        return None
+    flops = {name: 0.0 for name in FACTORS}
+    for b in profile.buckets:
+        if b.op_class in TENSOR_CLASSES:
+            flops["conv" if b.op_class is OpClass.conv else "gemm"] += b.flops.at(pair.batch)
+    return max(flops, key=lambda name: flops[name]) if any(flops.values()) else None
+
+
+def with_factors(params: Params, factors: Mapping[str, float]) -> Params:
+    """``params`` with the eager kernel factors ``factors`` (keys of ``FACTORS``) set."""
+    return replace(
+        params,
+        eager_conv=float(factors.get("conv", params.eager_conv)),
+        eager_kernel=float(factors.get("gemm", params.eager_kernel)),
+    )
+
+
 def modelled_ratios(
     pair: Pair, parts: Sequence[CatalogHardware], params: Params, factors: Sequence[float]
 ) -> list[float]:
-    """The model's eager / graph throughput ratio for ``pair`` at each eager kernel factor: the median
-    over ``parts``."""
-    profile = _profile(pair)
+    """The model's eager / graph throughput ratio for ``pair`` at each value of the factor it measures
+    (``group``), the other as in ``params``: the median over ``parts``."""
+    profile, measures = _profile(pair), group(pair)
     devices = [d for part in parts if (d := device(part, pair.precision)) is not None]
-    if profile is None or not devices:
+    if profile is None or measures is None or not devices:
         return []
     cases = [
         Case(profile, dev, pair.batch, runtime, pair.threads)
@@ -114,7 +146,7 @@ def modelled_ratios(
     ]
     found = []
     for f in factors:
-        seconds = [b.seconds for b in steps(cases, replace(params, eager_kernel=float(f)))]
+        seconds = [b.seconds for b in steps(cases, with_factors(params, {measures: f}))]
         # the ratio of throughputs is graph seconds over eager seconds
         found.append(statistics.median(seconds[k + 1] / seconds[k] for k in range(0, len(seconds), 2)))
     return found
@@ -136,35 +168,50 @@ def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> floa
 
 def _needed_logs(
     machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params
-) -> dict[str, list[float]]:
-    """Per machine, the log of the factor each of its pairs needs (the pairs the model prices)."""
-    return {
-        m.name: [math.log(f) for pair in m.pairs if (f := needed(pair, m.parts(catalog), params)) is not None]
-        for m in machines
-    }
+) -> dict[str, dict[str, list[float]]]:
+    """Per machine and factor, the log of the factor each of its pairs needs (the pairs the model prices)."""
+    found: dict[str, dict[str, list[float]]] = {}
+    for m in machines:
+        logs: dict[str, list[float]] = {name: [] for name in FACTORS}
+        for pair in m.pairs:
+            measures, f = group(pair), needed(pair, m.parts(catalog), params)
+            if measures is not None and f is not None:
+                logs[measures].append(math.log(f))
+        found[m.name] = logs
+    return found
 
 
-def _geometric_median(logs: Sequence[float]) -> float | None:
-    return math.exp(statistics.median(logs)) if logs else None
+def _geometric_medians(per_machine: Sequence[dict[str, list[float]]]) -> dict[str, float]:
+    """Per factor, the geometric median of the machines' needed factors; a factor no pair measured is absent."""
+    found = {}
+    for name in FACTORS:
+        logs = [x for machine in per_machine for x in machine[name]]
+        if logs:
+            found[name] = math.exp(statistics.median(logs))
+    return found
 
 
-def factor(machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params) -> float | None:
-    """The geometric median over every pair of the factor it needs; None without any pair the model prices."""
-    return _geometric_median([x for logs in _needed_logs(machines, catalog, params).values() for x in logs])
+def factors(machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params) -> dict[str, float]:
+    """Per factor (a key of ``FACTORS``), the geometric median of what its pairs need; a factor without a
+    pair the model prices is absent."""
+    return _geometric_medians(list(_needed_logs(machines, catalog, params).values()))
 
 
 def leave_one_machine_out(
     machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params
 ) -> list[tuple[str, Pair, float, float]]:
-    """(machine, pair, the model's ratio with the factor from the other machines, with none) per pair."""
+    """(machine, pair, the model's ratio with the factors from the other machines, with none) per pair."""
     logs = _needed_logs(machines, catalog, params)  # each pair's once, not once per machine it is left in
+    bare = with_factors(params, dict.fromkeys(FACTORS, 1.0))
     rows = []
     for m in machines:
-        others = _geometric_median([x for name, found in logs.items() if name != m.name for x in found])
-        if others is None:
-            continue
+        others = _geometric_medians([found for name, found in logs.items() if name != m.name])
         for pair in m.pairs:
-            ratios = modelled_ratios(pair, m.parts(catalog), params, [others, 1.0])
-            if ratios:
-                rows.append((m.name, pair, ratios[0], ratios[1]))
+            measures = group(pair)
+            if measures is None or measures not in others:
+                continue
+            held = modelled_ratios(pair, m.parts(catalog), with_factors(params, others), [others[measures]])
+            without = modelled_ratios(pair, m.parts(catalog), bare, [1.0])
+            if held and without:
+                rows.append((m.name, pair, held[0], without[0]))
     return rows

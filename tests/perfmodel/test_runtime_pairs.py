@@ -1,4 +1,4 @@
-"""The eager kernel factor from lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs."""
+"""The eager kernel factors from lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs."""
 
 from __future__ import annotations
 
@@ -8,12 +8,22 @@ from pydantic import ValidationError
 from app.catalog import load
 from app.contracts import Precision, Task
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.runtime_pairs import Machine, Pair, factor, leave_one_machine_out, modelled_ratios, needed, shipped
+from app.perfmodel.runtime_pairs import (
+    Machine,
+    Pair,
+    factors,
+    group,
+    leave_one_machine_out,
+    modelled_ratios,
+    needed,
+    shipped,
+    with_factors,
+)
 
 
-def machine(name: str, ratio: float) -> Machine:
-    pair = Pair(
-        workload="resnet50",
+def pair(ratio: float, workload: str = "resnet50") -> Pair:
+    return Pair(
+        workload=workload,
         task=Task.infer,
         precision=Precision.fp32,
         batch=1,
@@ -22,8 +32,16 @@ def machine(name: str, ratio: float) -> Machine:
         graph_runtime="onnxruntime-cpu",
         graph=10.0,
     )
+
+
+def machine(name: str, ratio: float, *more: Pair) -> Machine:
     return Machine(
-        name=name, cpu="a toy", architectures=["Zen 2"], names=r"EPYC 7\d\d2", measured="made up here", pairs=[pair]
+        name=name,
+        cpu="a toy",
+        architectures=["Zen 2"],
+        names=r"EPYC 7\d\d2",
+        measured="made up here",
+        pairs=[pair(ratio), *more],
     )
 
 
@@ -42,22 +60,38 @@ def test_the_factor_needed_gives_the_measured_ratio_back() -> None:
 
 def test_the_factor_is_the_median_and_each_machine_is_predicted_from_the_others() -> None:
     params, catalog = calibration().of("cpu"), load()
-    pair = machine("x", 1.0).pairs[0]
+    one = pair(1.0)
     parts = machine("x", 1.0).parts(catalog)
-    r = {f: modelled_ratios(pair, parts, params, [f])[0] for f in (0.4, 0.6, 0.8)}
+    r = {f: modelled_ratios(one, parts, params, [f])[0] for f in (0.4, 0.6, 0.8)}
     machines = [machine("a", r[0.4]), machine("b", r[0.6]), machine("c", r[0.8])]
-    assert factor(machines, catalog, params) == pytest.approx(0.6, rel=1e-3)
+    assert factors(machines, catalog, params) == {"conv": pytest.approx(0.6, rel=1e-3)}
     rows = {name: held for name, _pair, held, _bare in leave_one_machine_out(machines, catalog, params)}
     # "a" is predicted from b and c (median of 0.6 and 0.8 in logs: their geometric mean)
-    assert rows["a"] == pytest.approx(modelled_ratios(pair, parts, params, [(0.6 * 0.8) ** 0.5])[0], rel=1e-3)
+    assert rows["a"] == pytest.approx(modelled_ratios(one, parts, params, [(0.6 * 0.8) ** 0.5])[0], rel=1e-3)
 
 
-def test_the_shipped_pairs_read_and_set_the_shipped_factor() -> None:
+def test_convolutions_and_gemms_each_get_the_factor_their_own_pairs_need() -> None:
+    params, catalog = calibration().of("cpu"), load()
+    parts = machine("x", 1.0).parts(catalog)
+    assert [group(pair(1.0, w)) for w in ("resnet50", "bert_base", "lstm")] == ["conv", "gemm", "gemm"]
+    conv = modelled_ratios(pair(1.0), parts, params, [0.5])[0]
+    gemm = modelled_ratios(pair(1.0, "bert_base"), parts, params, [0.9])[0]
+    found = factors([machine("a", conv, pair(gemm, "bert_base"))], catalog, params)
+    assert found == {"conv": pytest.approx(0.5, rel=1e-3), "gemm": pytest.approx(0.9, rel=1e-3)}
+    # each factor moves its own class alone: BERT's ratio does not see the convolutions' factor
+    slow_conv = with_factors(params, {"conv": 0.2})
+    assert modelled_ratios(pair(1.0, "bert_base"), parts, slow_conv, [0.9])[0] == pytest.approx(gemm)
+
+
+def test_the_shipped_pairs_read_and_set_the_shipped_factors() -> None:
     machines = shipped().machines
     assert len(machines) >= 3 and all(m.parts(load()) for m in machines)
     assert 0.3 < calibration().eager_kernel["cpu"] < 1.0
-    assert calibration().of("cpu").eager_kernel == calibration().eager_kernel["cpu"]
-    assert calibration().of("gpu").eager_kernel == 1.0  # GPUs: the same cuDNN and cuBLAS either way
+    assert 0.3 < calibration().eager_conv["cpu"] < calibration().eager_kernel["cpu"]  # the reorders cost more
+    cpu = calibration().of("cpu")
+    assert (cpu.eager_kernel, cpu.eager_conv) == (calibration().eager_kernel["cpu"], calibration().eager_conv["cpu"])
+    gpu = calibration().of("gpu")
+    assert gpu.eager_kernel == gpu.eager_conv == 1.0  # GPUs: the same cuDNN and cuBLAS either way
 
 
 def test_a_pair_with_no_throughput_is_refused() -> None:
