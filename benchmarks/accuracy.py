@@ -446,8 +446,13 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
     for machine, pair, held, bare in rows:
         config = f"{pair.workload}/{pair.task.value} {pair.precision.value} batch {pair.batch}"
         out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
-    for name, k in (("with the factors from the other machines", 2), ("without any factor", 3)):
-        errors = [abs(math.log(row[k] / row[1].ratio)) for row in rows]
+    pooled = runtime_pairs.leave_one_machine_out(runtime_pairs.shipped().machines, catalog, params, pooled=True)
+    for name, found, k in (
+        ("with the factors from the other machines", rows, 2),
+        ("with one factor for both classes from the other machines", pooled, 2),
+        ("without any factor", rows, 3),
+    ):
+        errors = [abs(math.log(row[k] / row[1].ratio)) for row in found]
         out(f"{name}: {len(errors)} ratios, mean abs log error {statistics.fmean(errors):.2f}")
 
 

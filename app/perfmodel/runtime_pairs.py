@@ -198,10 +198,14 @@ def factors(machines: Sequence[Machine], catalog: Sequence[CatalogHardware], par
 
 
 def leave_one_machine_out(
-    machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params
+    machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params, *, pooled: bool = False
 ) -> list[tuple[str, Pair, float, float]]:
-    """(machine, pair, the model's ratio with the factors from the other machines, with none) per pair."""
+    """(machine, pair, the model's ratio with the factors from the other machines, with none) per pair.
+    ``pooled``: one factor for both classes, the median over every other pair (the form before there
+    were two), to compare with."""
     logs = _needed_logs(machines, catalog, params)  # each pair's once, not once per machine it is left in
+    if pooled:
+        logs = {name: {f: [x for xs in found.values() for x in xs] for f in FACTORS} for name, found in logs.items()}
     bare = with_factors(params, dict.fromkeys(FACTORS, 1.0))
     rows = []
     for m in machines:

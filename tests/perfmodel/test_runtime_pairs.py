@@ -106,3 +106,17 @@ def test_a_pair_with_no_throughput_is_refused() -> None:
             graph_runtime="onnxruntime-cpu",
             graph=1.0,
         )
+
+
+def test_pooled_holds_each_machine_out_with_one_factor_for_both_classes() -> None:
+    params, catalog = calibration().of("cpu"), load()
+    parts = machine("x", 1.0).parts(catalog)
+    conv = {f: modelled_ratios(pair(1.0), parts, params, [f])[0] for f in (0.5, 0.6)}
+    gemm = modelled_ratios(pair(1.0, "bert_base"), parts, params, [0.9])[0]
+    machines = [machine("a", conv[0.5]), machine("b", conv[0.6], pair(gemm, "bert_base"))]
+    split = {name: held for name, _pair, held, _bare in leave_one_machine_out(machines, catalog, params)}
+    pooled = {name: held for name, _pair, held, _bare in leave_one_machine_out(machines, catalog, params, pooled=True)}
+    # apart, "a" takes b's convolution factor alone; pooled, the median of b's 0.6 and 0.9
+    assert split["a"] == pytest.approx(conv[0.6], rel=1e-3)
+    pooled_factor = (0.6 * 0.9) ** 0.5
+    assert pooled["a"] == pytest.approx(modelled_ratios(pair(1.0), parts, params, [pooled_factor])[0], rel=1e-3)
