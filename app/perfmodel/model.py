@@ -400,7 +400,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         operators=stacked[6],
         tensor=np.concatenate([k[5] for k in parts]).astype(bool),
         op_class=classes,
-        convolution=np.array([c == "conv" for c in classes], dtype=bool),
+        convolution=np.concatenate([k[7] for k in parts]).astype(bool),
         cases=len(cases),
     )
     figures = [figures_of(c) for c in cases]
@@ -445,7 +445,8 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
 
 
 def _coefficients(profile: Profile) -> tuple[Array, ...]:
-    """Per bucket: FLOPs per sample and per step, bytes per sample and per step, kernels, on-matrix-units."""
+    """Per bucket: FLOPs per sample and per step, bytes per sample and per step, kernels, on-matrix-units,
+    operators, a convolution."""
     b = profile.buckets
     return (
         np.array([x.flops.per_sample for x in b]),
@@ -455,6 +456,7 @@ def _coefficients(profile: Profile) -> tuple[Array, ...]:
         np.array([x.kernels for x in b], dtype=float),
         np.array([x.op_class in TENSOR_CLASSES for x in b]),
         np.array([x.operators for x in b], dtype=float),
+        np.array([x.op_class is OpClass.conv for x in b]),
     )
 
 
