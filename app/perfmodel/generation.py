@@ -25,6 +25,9 @@ in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured e
 every runtime: its steps are mostly the weights' and the cache's reads, which compiling does not
 change. A step's band is never narrower than the machine band of its regime
 (app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
+A batch-1 fp32 decode in eager PyTorch on an AMD CPU multiplies its weights by one row on one thread,
+whatever the threads asked (``one_thread_rows``: MKL's SGEMV), so those parts of its step are modelled
+on one core (``modelled_parts``).
 benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
 GPU factors' held-out errors.
 
@@ -49,7 +52,7 @@ from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, peak
-from app.perfmodel.model import Breakdown, Case, steps
+from app.perfmodel.model import Breakdown, Case, is_eager, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of, machine_band
@@ -141,8 +144,9 @@ class Step:
     breakdown: Breakdown
     """One device's step (its shard), before the calibration and the all-reduces."""
     parts: list[float]
-    """The modelled step in COMPONENTS (seconds; on a CPU they add up to the breakdown's, on a GPU
-    the host's time overlaps the device's and ``other`` is what sticks out)."""
+    """The modelled step in COMPONENTS (seconds; on a CPU they add up to the breakdown's, but where the
+    weight products run on one thread, ``one_thread_rows``; on a GPU the host's time overlaps the
+    device's and ``other`` is what sticks out)."""
     allreduce_s: float
     factor: float
     """The calibrated step over the modelled one."""
@@ -217,6 +221,29 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
+ONE_THREAD_ROW_VENDORS = frozenset({"amd"})
+"""CPU vendors on which eager PyTorch multiplies a weight matrix by a single fp32 row on one thread, however
+many ``torch.set_num_threads`` allows: PyTorch's x86 wheels hand a one-row linear layer to MKL's SGEMV,
+which runs single-threaded on AMD CPUs (pytorch/pytorch#96643, open: "SGEMV is using 1 single core on AMD
+CPUs"). Measured with torch 2.13 on this project's AMD VMs (Zen 4, Zen 5: process time over wall time
+1.00 with two threads, docs/ACCURACY.md) and not on its Intel VM, whose one-row products used both
+threads. Two rows and more go to SGEMM, and a 16-bit product to oneDNN, which use every thread."""
+
+
+def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision, batch: int, runtime: str) -> bool:
+    """Whether the step's weight products run on one thread whatever the threads asked: a batch-1 decode
+    whose math is fp32 (``math_precision``), in eager PyTorch, on a CPU of ONE_THREAD_ROW_VENDORS (the
+    catalog's "AMD" or a probe's "AuthenticAMD")."""
+    return (
+        hardware.kind == "cpu"
+        and any(vendor in hardware.vendor.lower() for vendor in ONE_THREAD_ROW_VENDORS)
+        and task is Task.decode
+        and batch == 1
+        and math_precision(hardware, precision) is Precision.fp32
+        and is_eager(runtime)
+    )
+
+
 def parts_of(found: Breakdown, held: Memory) -> list[float]:
     """A modelled step in COMPONENTS: its compute, its memory time shared between the weights and the KV
     cache by their bytes, and the rest (per-kernel and host costs the device does not hide)."""
@@ -227,6 +254,22 @@ def parts_of(found: Breakdown, held: Memory) -> list[float]:
         found.memory_s * kv_share,
         max(0.0, found.seconds - found.compute_s - found.memory_s),
     ]
+
+
+def modelled_parts(
+    profile: Profile, dev: Device, batch: int, runtime: str, found: Breakdown, held: Memory, one_thread: bool
+) -> tuple[list[float], float]:
+    """The modelled step ``found`` in COMPONENTS, and its seconds. Where its weight products run on one
+    thread (``one_thread_rows``) its compute and its weights' reads are the step's on one core (at that
+    core's turbo clock and its share of the bandwidth); the KV cache's reads (attention) and the rest use
+    the threads ``found`` was modelled with. On a CPU the parts add up to the step."""
+    parts = parts_of(found, held)
+    if not one_thread:
+        return parts, found.seconds
+    (alone,) = steps([Case(profile, dev, batch, runtime, threads=1)], calibration().of(dev.kind))
+    single = parts_of(alone, held)
+    parts = [single[0], single[1], parts[2], parts[3]]
+    return parts, sum(parts)
 
 
 def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
@@ -240,11 +283,18 @@ def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
 
 
 def calibrated_s(
-    tuned: LlmCalibration, dev: Device, task: Task, precision: Precision, found: Breakdown, held: Memory
+    tuned: LlmCalibration,
+    dev: Device,
+    task: Task,
+    precision: Precision,
+    found: Breakdown,
+    held: Memory,
+    modelled: tuple[list[float], float],
 ) -> tuple[float, bool]:
-    """The modelled step ``found`` as ``tuned`` calibrates it, no shorter than ``floor_s``; and whether
-    the floor held it."""
-    calibrated = tuned.seconds(dev.kind, task, precision, parts_of(found, held), found.seconds)
+    """The modelled step (``modelled``: its parts and seconds, from ``found``) as ``tuned`` calibrates it,
+    no shorter than ``floor_s``; and whether the floor held it."""
+    parts, seconds = modelled
+    calibrated = tuned.seconds(dev.kind, task, precision, parts, seconds)
     floor = floor_s(found, held, dev)
     return max(calibrated, floor), floor > calibrated
 
@@ -257,11 +307,13 @@ def zoo_factor(
     hardware: CatalogHardware,
     runtime: str,
     found: Breakdown,
+    threads: int | None = None,
 ) -> tuple[float, float] | None:
-    """A zoo language model's step as the recommender modelled it (``found``, from its recorded profile)
-    calibrated as ``step`` calibrates the serving planner's: the factor on its throughput (modelled over
-    calibrated step time) and the calibration's band; None where nothing calibrates it (not a Llama
-    preset's prefill or decode, a kind nothing measured, another vendor's stack or another runtime)."""
+    """A zoo language model's step as the recommender modelled it (``found``, from its recorded profile,
+    on ``threads`` of a CPU's cores) calibrated as ``step`` calibrates the serving planner's: the factor on
+    its throughput (modelled over calibrated step time) and the calibration's band; None where nothing
+    calibrates it (not a Llama preset's prefill or decode, a kind nothing measured, another vendor's stack
+    or another runtime)."""
     preset = LLM_PRESETS.get(workload)
     recorded = profiles().get((workload, task, precision))
     if preset is None or recorded is None or task not in (Task.prefill, Task.decode):
@@ -274,7 +326,9 @@ def zoo_factor(
         return None
     context = recorded.shape["sequence"]
     held = memory(preset.shape, task, precision, batch, context)
-    calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held)
+    one_thread = one_thread_rows(hardware, task, precision, batch, runtime) and threads != 1
+    modelled = modelled_parts(recorded, dev, batch, runtime, found, held, one_thread)
+    calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled)
     return found.seconds / calibrated, tuned.band(hardware.kind, task)[0]
 
 
@@ -301,11 +355,12 @@ def step(
     profile = profile_of(part, task, precision, context)
     (found,) = steps([Case(profile, dev, batch, runtime, threads)], calibration().of(dev.kind))
     held = memory(shape, task, precision, batch, context, shards)
-    parts = parts_of(found, held)
+    one_thread = one_thread_rows(hardware, task, precision, batch, runtime) and threads != 1
+    modelled = modelled_parts(profile, dev, batch, runtime, found, held, one_thread)
     tuned = llm_calibration or shipped()
     if not tuned.covers(dev.kind, hardware.vendor, runtime):
         tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it
-    calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held)
+    calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
     exchanged = 0.0
     link = ring_link(hardware, shards) if shards > 1 else None
     if link is not None:
@@ -319,7 +374,7 @@ def step(
     return Step(
         seconds=calibrated + exchanged,
         breakdown=found,
-        parts=parts,
+        parts=modelled[0],
         allreduce_s=exchanged,
         factor=calibrated / found.seconds,
         tokens=tokens,

@@ -99,3 +99,41 @@ def test_no_calibrated_step_passes_the_roofline(preset: str, part: str, task: Ta
         cache = (hardware.l2_mb if hardware.kind == "gpu" else hardware.l3_mb) or 0.0
         read = max(0.0, found.memory.weights + found.memory.kv_cache - cache * 1e6)
         assert found.seconds >= max(found.breakdown.flops / peak, read / bandwidth) * (1 - 1e-9)
+
+
+def test_an_amd_cpus_one_row_fp32_products_run_on_one_thread_whatever_the_threads_asked() -> None:
+    """PyTorch hands a one-row fp32 linear layer to MKL's SGEMV, which runs on one thread on AMD CPUs
+    (pytorch/pytorch#96643): a batch-1 fp32 decode on an EPYC reads its weights and does its math at one
+    core's rates on 2, 16 or all its cores. Two rows (SGEMM), bf16 (oneDNN), an Intel CPU and a graph
+    runtime use every thread they are given."""
+    epyc, xeon = get("epyc-9654"), get("xeon-platinum-8480plus")
+
+    def parts(
+        part: str, precision: Precision, batch: int, threads: int | None, runtime: str = "torch-eager"
+    ) -> list[float]:
+        found = generation.step(SHAPE, Task.decode, precision, batch, 512, get(part), runtime=runtime, threads=threads)
+        assert found is not None
+        return found.parts
+
+    one = parts(epyc.id, Precision.fp32, 1, 1)
+    for threads in (2, 16, None):
+        many = parts(epyc.id, Precision.fp32, 1, threads)
+        assert many[:2] == pytest.approx(one[:2]), threads  # compute and the weights' reads: one core's
+        assert many[2] <= one[2]  # attention reads the KV cache on every thread
+    assert generation.one_thread_rows(epyc, Task.decode, Precision.fp32, 1, "torch_eager")
+    for precision, batch, runtime in (
+        (Precision.bf16, 1, "torch-eager"),
+        (Precision.fp32, 2, "torch-eager"),
+        (Precision.fp32, 1, "onnxruntime-cpu"),
+    ):
+        assert not generation.one_thread_rows(epyc, Task.decode, precision, batch, runtime)
+        alone, spread = parts(epyc.id, precision, batch, 1, runtime), parts(epyc.id, precision, batch, 16, runtime)
+        assert spread[1] < 0.5 * alone[1], (precision, batch, runtime)
+    assert not generation.one_thread_rows(xeon, Task.decode, Precision.fp32, 1, "torch-eager")
+    assert not generation.one_thread_rows(epyc, Task.prefill, Precision.fp32, 1, "torch-eager")
+    assert parts(xeon.id, Precision.fp32, 1, 16)[1] < 0.5 * parts(xeon.id, Precision.fp32, 1, 1)[1]
+    # the step on many threads is the one-thread step but for the KV cache's reads: never faster than them
+    wide = generation.step(SHAPE, Task.decode, Precision.fp32, 1, 512, epyc)
+    narrow = generation.step(SHAPE, Task.decode, Precision.fp32, 1, 512, epyc, threads=1)
+    assert wide is not None and narrow is not None
+    assert narrow.seconds >= wide.seconds >= 0.9 * narrow.seconds

@@ -409,6 +409,7 @@ def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serv
         ("h100-sxm5-80gb", Precision.bf16, Task.decode, 16),
         ("h100-sxm5-80gb", Precision.bf16, Task.prefill, 1),
         ("xeon-platinum-8480plus", Precision.fp32, Task.decode, 1),
+        ("epyc-9654", Precision.fp32, Task.decode, 1),  # its one-row products on one thread, in both
         ("mi300x", Precision.bf16, Task.decode, 1),
     ):
         body = {

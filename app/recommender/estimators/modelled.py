@@ -333,6 +333,7 @@ def _language_model(
         hardware.spec,
         config.runtime,
         modelled.breakdown,
+        config.threads,
     )
     if found is None:
         return None

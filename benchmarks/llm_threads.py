@@ -1,0 +1,98 @@
+"""A language model's CPU steps at more threads than the calibration measured, predicted and measured.
+
+    .venv/bin/python -m app bench --suite benchmarks/llm_cpu_threads.toml --out benchmarks/data/llm_threads_run.json
+    .venv/bin/python -m benchmarks.llm_threads [--run FILE] [--markdown]
+
+The shipped CPU calibration of app/perfmodel/generation.py was measured at one thread
+(benchmarks/llm_cpu.toml). This run measures decode and prefill at one and at two threads on the same
+kind of machine, described as benchmarks/llm_accuracy.py describes it (rule peaks, measured bandwidth),
+and each step is predicted with the shipped calibration twice: as the model gives it, and with the
+machine's vendor renamed, so that no vendor rule applies (``one_thread_rows``: an AMD CPU's one-row fp32
+products on one thread). Per thread count: the mean absolute log error of each. Nothing here is fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from app.catalog import CatalogHardware
+from app.contracts import LLM_PRESETS, Result, RunReport
+from app.perfmodel import generation
+from benchmarks.llm_accuracy import ROOT, TASKS, ZEN5, fastest, header, machine_part
+
+RUN = ROOT / "benchmarks" / "data" / "llm_threads_run.json"
+"""The shipped run: this project's Zen 5 VM (2 vCPUs), 2026-11-29."""
+
+
+def predicted_s(result: Result, part: CatalogHardware) -> float:
+    """The shipped calibration's step for ``result``'s config on ``part``, at the threads it ran with."""
+    assert result.task is not None and result.context_tokens is not None
+    step = generation.step(
+        LLM_PRESETS[result.workload].shape,
+        result.task,
+        result.precision,
+        result.batch_size,
+        result.context_tokens,
+        part,
+        runtime=result.runtime,
+        threads=result.threads,
+    )
+    assert step is not None
+    return step.seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--run", type=Path, default=RUN, help=f"a run of benchmarks/llm_cpu_threads.toml (default: {RUN})"
+    )
+    parser.add_argument("--clock-ghz", type=float, default=None, help="base clock; default: the run's, else 2.6")
+    parser.add_argument("--flop-per-cycle", default=None, help='JSON, e.g. {"fp32": 64, "bf16": 128} (Zen 5)')
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    report = RunReport.model_validate_json(args.run.read_text(encoding="utf-8"))
+    results, _spread = fastest([report])
+    cpu = report.machine.cpu
+    clock = args.clock_ghz or ((cpu.base_mhz or cpu.max_mhz or 2600.0) / 1000)
+    part = machine_part(report, results, clock, json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5)
+    plain = part.model_copy(update={"vendor": "no vendor rule"})
+    print(
+        f"{part.name}, vendor {part.vendor}: bandwidth {part.memory_bandwidth_gb_s:.1f} GB/s measured at one "
+        f"thread; the shipped calibration ({', '.join(generation.shipped().measured_on[:1])})"
+    )
+    bar = "|" if args.markdown else " "
+    header(
+        args.markdown, "preset", "task", "prec", "batch", "threads", "measured ms", "model ms", "without the rule ms"
+    )
+    errors: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    steps = [r for r in results if r.task in TASKS and r.latency_p50_ms is not None]
+    for r in sorted(
+        steps,
+        key=lambda r: (r.workload, r.task.value if r.task else "", r.precision.value, r.batch_size, r.threads or 0),
+    ):
+        assert r.task is not None and r.latency_p50_ms is not None
+        measured = r.latency_p50_ms / 1000
+        model, without = predicted_s(r, part), predicted_s(r, plain)
+        threads = r.threads or 0
+        errors[threads]["model"].append(abs(math.log(model / measured)))
+        errors[threads]["without"].append(abs(math.log(without / measured)))
+        print(
+            f"{bar} {r.workload} {bar} {r.task.value} {bar} {r.precision.value} {bar} {r.batch_size} {bar} "
+            f"{threads} {bar} {measured * 1000:,.1f} {bar} {model * 1000:,.1f} {bar} {without * 1000:,.1f} {bar}"
+        )
+    print()
+    for threads, found in sorted(errors.items()):
+        model, without = statistics.fmean(found["model"]), statistics.fmean(found["without"])
+        print(
+            f"{threads} thread(s), {len(found['model'])} steps: mean abs log error {model:.2f} "
+            f"(without the vendor rule {without:.2f})"
+        )
+
+
+if __name__ == "__main__":
+    main()
