@@ -25,7 +25,7 @@ in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured e
 every runtime: its steps are mostly the weights' and the cache's reads, which compiling does not
 change. A step's band is never narrower than the machine band of its regime
 (app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
-A batch-1 fp32 decode in eager PyTorch on an AMD CPU multiplies its weights by one row on one thread,
+A batch-1 fp32 decode in PyTorch on an AMD CPU multiplies its weights by one row on one thread,
 whatever the threads asked (``one_thread_rows``: MKL's SGEMV), so those parts of its step are modelled
 on one core (``modelled_parts``).
 benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
@@ -52,7 +52,7 @@ from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, peak
-from app.perfmodel.model import Breakdown, Case, is_eager, steps
+from app.perfmodel.model import Breakdown, Case, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of, machine_band
@@ -149,13 +149,15 @@ class Step:
     device's and ``other`` is what sticks out)."""
     allreduce_s: float
     factor: float
-    """The calibrated step over the modelled one."""
+    """The calibrated step over the modelled one (its weight products on one core where ``one_thread``)."""
     tokens: int
     band: float
     band_kind: str
     memory: Memory
     floored: bool = False
     """The calibrated step would have been shorter than ``floor_s``, and was held there."""
+    one_thread: bool = False
+    """Its weight products were modelled on one core, as PyTorch runs them (``one_thread_rows``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,20 +229,24 @@ many ``torch.set_num_threads`` allows: PyTorch's x86 wheels hand a one-row linea
 which runs single-threaded on AMD CPUs (pytorch/pytorch#96643, open: "SGEMV is using 1 single core on AMD
 CPUs"). Measured with torch 2.13 on this project's AMD VMs (Zen 4, Zen 5: process time over wall time
 1.00 with two threads, docs/ACCURACY.md) and not on its Intel VM, whose one-row products used both
-threads. Two rows and more go to SGEMM, and a 16-bit product to oneDNN, which use every thread."""
+threads. torch.compile's CPU code calls the same product (inductor's default lowering of a linear layer
+is aten's): the same single thread. Two rows and more go to SGEMM, a 16-bit product to oneDNN, and ONNX
+Runtime has its own kernels (MLAS), which use every thread."""
+PYTORCH_RUNTIMES = frozenset({"torch-eager", "torch-compile"})
+"""The runtimes whose linear layers are aten's, and so MKL's on an x86 CPU."""
 
 
 def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision, batch: int, runtime: str) -> bool:
     """Whether the step's weight products run on one thread whatever the threads asked: a batch-1 decode
-    whose math is fp32 (``math_precision``), in eager PyTorch, on a CPU of ONE_THREAD_ROW_VENDORS (the
-    catalog's "AMD" or a probe's "AuthenticAMD")."""
+    whose math is fp32 (``math_precision``), in PyTorch (PYTORCH_RUNTIMES), on a CPU of
+    ONE_THREAD_ROW_VENDORS (the catalog's "AMD" or a probe's "AuthenticAMD")."""
     return (
         hardware.kind == "cpu"
         and any(vendor in hardware.vendor.lower() for vendor in ONE_THREAD_ROW_VENDORS)
         and task is Task.decode
         and batch == 1
         and math_precision(hardware, precision) is Precision.fp32
-        and is_eager(runtime)
+        and runtime.replace("_", "-") in PYTORCH_RUNTIMES
     )
 
 
@@ -308,12 +314,12 @@ def zoo_factor(
     runtime: str,
     found: Breakdown,
     threads: int | None = None,
-) -> tuple[float, float] | None:
+) -> tuple[float, float, bool] | None:
     """A zoo language model's step as the recommender modelled it (``found``, from its recorded profile,
     on ``threads`` of a CPU's cores) calibrated as ``step`` calibrates the serving planner's: the factor on
     its throughput (modelled over calibrated step time) and the calibration's band; None where nothing
     calibrates it (not a Llama preset's prefill or decode, a kind nothing measured, another vendor's stack
-    or another runtime)."""
+    or another runtime); and whether its weight products were modelled on one core (``one_thread_rows``)."""
     preset = LLM_PRESETS.get(workload)
     recorded = profiles().get((workload, task, precision))
     if preset is None or recorded is None or task not in (Task.prefill, Task.decode):
@@ -329,7 +335,7 @@ def zoo_factor(
     one_thread = one_thread_rows(hardware, task, precision, batch, runtime) and threads != 1
     modelled = modelled_parts(recorded, dev, batch, runtime, found, held, one_thread)
     calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled)
-    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0]
+    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], one_thread
 
 
 def step(
@@ -376,10 +382,11 @@ def step(
         breakdown=found,
         parts=modelled[0],
         allreduce_s=exchanged,
-        factor=calibrated / found.seconds,
+        factor=calibrated / modelled[1],
         tokens=tokens,
         band=band,
         band_kind=band_kind,
         memory=held,
         floored=floored,
+        one_thread=one_thread,
     )

@@ -13,6 +13,10 @@ from typing import Any, NamedTuple
 
 from app.contracts import PowerBasis, Reason, ReasonCode
 
+ONE_THREAD = "its fp32 weight products on one core, as PyTorch runs a one-row product on an AMD CPU (MKL's SGEMV)"
+"""What a language model's step says where its weight products were modelled on one core
+(app/perfmodel/generation.py ``one_thread_rows``)."""
+
 Figures = Mapping[str, Any]
 
 
@@ -246,6 +250,7 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
             if f.get("decode_floored")
             else ""
         )
+        + (f"; {ONE_THREAD}" if f.get("decode_one_thread") else "")
         + f"; band ±{f['error_pct']:.0f}% ({f['band_kind']})"
     ),
     ReasonCode.variant: _variant,

@@ -429,6 +429,7 @@ def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serv
         calibrated = "calibrated by hwadvisor's own prefill and decode runs" in answer["explanation"]
         assert calibrated == (planned.factor != 1.0), part
         assert calibrated == (part != "mi300x")
+        assert ("weight products on one core" in answer["explanation"]) == planned.one_thread == (part == "epyc-9654")
         if calibrated:  # the planner's band: the calibration's, no narrower than the machine band
             assert answer["error_pct"] == pytest.approx(as_pct(planned.band))
 
