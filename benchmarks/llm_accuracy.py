@@ -70,7 +70,9 @@ class Case:
 def machine_part(
     report: RunReport, results: list[Result], clock_ghz: float, per_cycle: dict[str, float]
 ) -> CatalogHardware:
-    """This machine as a catalog CPU entry: rule peaks, the measured bandwidth, its cores and L3."""
+    """This machine as a catalog CPU entry: rule peaks at ``clock_ghz``, the measured bandwidth, its cores
+    and L3 (its vendor and clock also say what share of the peak PyTorch's BLAS reaches on it,
+    app/perfmodel/device.py ``blas_share``)."""
     copies = [r for r in results if r.workload.startswith("copy_") and r.status is ResultStatus.ok]
     if not copies or copies[0].bandwidth_gb_per_s is None:
         raise SystemExit("the run has no copy_256mb result: measure it with benchmarks/llm_cpu.toml")
@@ -86,6 +88,7 @@ def machine_part(
         memory_bandwidth_gb_s=max(r.bandwidth_gb_per_s or 0.0 for r in copies),
         l3_mb=(cpu.l3_kib or 0) / 1024 or None,
         cores=cores,
+        base_ghz=clock_ghz,
     )
 
 

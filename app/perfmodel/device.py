@@ -40,6 +40,27 @@ the FP32 lanes' peak: Hopper doubled the A100's 64 FP32 lanes per SM, and these 
 twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reached against it."""
 
 
+AVX2_FLOP_PER_CYCLE = 32.0
+"""FP32 FLOPs per cycle of two 256-bit FMA pipes: the rate of the kernels MKL runs on an AMD CPU."""
+
+
+def blas_share(hardware: CatalogHardware, precision: Precision) -> float:
+    """The share of ``hardware``'s matrix peak that PyTorch's fp32 linear layers and matmuls can reach
+    through its BLAS. On x86 that BLAS is MKL, which runs its AVX2 kernels on an AMD CPU: a Zen 5 core
+    does 64 FP32 FLOPs per cycle on its 512-bit FMA units, MKL's SGEMM 32 (this project's Zen 5 VM, one
+    thread, 2048^3: torch.mm 104 GFLOP/s where oneDNN, ONNX Runtime's MLAS and OpenBLAS reached
+    227-238). 1 elsewhere: Intel CPUs (MKL's AVX-512 kernels), AMD parts whose units are no wider than
+    AVX2's (Zen to Zen 4), other precisions (oneDNN), GPUs. PyTorch's convolutions and recurrent layers
+    go to oneDNN, which uses every unit: the model applies the share to linear layers and attention's
+    matmuls alone (app/perfmodel/model.py)."""
+    if hardware.kind != "cpu" or precision is not Precision.fp32 or "amd" not in hardware.vendor.lower():
+        return 1.0
+    if not (hardware.peak_fp32_tflops and hardware.cores and hardware.base_ghz):
+        return 1.0
+    per_cycle = round(hardware.peak_fp32_tflops * 1e3 / (hardware.cores * hardware.base_ghz))  # the peak is rounded
+    return min(1.0, AVX2_FLOP_PER_CYCLE / max(per_cycle, 1))
+
+
 def peak(hardware: CatalogHardware, precision: Precision) -> float | None:
     """The catalog's peak of the math units ``precision`` runs on (TFLOP/s; int8: TOP/s); None where the
     catalog lacks it, and for int4, which is weight storage, not math (see ``Precision.int4``)."""
@@ -75,6 +96,8 @@ class Device:
     turbo: float = 1.0
     """A CPU's highest turbo clock over the base clock its peaks are quoted at (1 when unknown and for
     GPUs): how much faster a core runs when few are busy (app/perfmodel/model.py, ``scaled``)."""
+    blas_share: float = 1.0
+    """The share of ``matrix`` PyTorch's linear layers and matmuls reach through its BLAS (``blas_share``)."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -119,4 +142,5 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         limit_max_w=hardware.power_limit_max_w or hardware.tdp_w,
         matrix_watts=hardware.tdp_w / ENERGY_WEIGHT[precision] if hardware.tdp_w else float("inf"),
         turbo=turbo,
+        blas_share=blas_share(hardware, precision),
     )

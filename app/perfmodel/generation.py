@@ -52,7 +52,7 @@ from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, peak
-from app.perfmodel.model import Breakdown, Case, steps
+from app.perfmodel.model import Breakdown, Case, is_pytorch, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of, machine_band
@@ -232,8 +232,6 @@ CPUs"). Measured with torch 2.13 on this project's AMD VMs (Zen 4, Zen 5: proces
 threads. torch.compile's CPU code calls the same product (inductor's default lowering of a linear layer
 is aten's): the same single thread. Two rows and more go to SGEMM, a 16-bit product to oneDNN, and ONNX
 Runtime has its own kernels (MLAS), which use every thread."""
-PYTORCH_RUNTIMES = frozenset({"torch-eager", "torch-compile"})
-"""The runtimes whose linear layers are aten's, and so MKL's on an x86 CPU."""
 
 
 def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision, batch: int, runtime: str) -> bool:
@@ -246,7 +244,7 @@ def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision,
         and task is Task.decode
         and batch == 1
         and math_precision(hardware, precision) is Precision.fp32
-        and runtime.replace("_", "-") in PYTORCH_RUNTIMES
+        and is_pytorch(runtime)
     )
 
 

@@ -29,7 +29,9 @@ On a CPU, eager PyTorch's matrix kernels (oneDNN convolutions called one by one 
 tensors, MKL GEMMs) run slower than a graph runtime's (layouts and packed weights kept across the
 graph): the class efficiencies, which OpenVINO's published runs set, are multiplied by the *eager
 kernel factor* for ``torch-eager``, one for convolutions (``Params.eager_conv``) and one for the
-GEMMs (``Params.eager_kernel``), measured on lab CPUs that ran both. On a
+GEMMs (``Params.eager_kernel``), measured on lab CPUs that ran both. PyTorch's linear layers and
+matmuls (eager or compiled) go to its BLAS, MKL, whose kernels on an AMD CPU are AVX2's: on a part with
+wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py). On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
 and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
@@ -106,6 +108,19 @@ def _named(runtime: str) -> str:
 
 def dispatch_of(runtime: str) -> Dispatch:
     return "graph" if _named(runtime) in GRAPH_RUNTIMES else "eager"
+
+
+PYTORCH_RUNTIMES = frozenset({"torch-eager", "torch-compile"})
+"""The runtimes whose linear layers and matmuls are aten's, and so their BLAS's (MKL on x86):
+torch.compile's CPU code lowers them to the same calls (``Device.blas_share``)."""
+BLAS_CLASSES = frozenset({OpClass.gemm, OpClass.attention})
+"""The matrix classes PyTorch hands to its BLAS: linear layers and attention's matmuls (convolutions and
+recurrent layers go to oneDNN)."""
+
+
+def is_pytorch(runtime: str) -> bool:
+    """Whether ``runtime`` is one of PYTORCH_RUNTIMES (either spelling)."""
+    return _named(runtime) in PYTORCH_RUNTIMES
 
 
 EAGER_RUNTIME = "torch-eager"
@@ -199,6 +214,8 @@ class Columns:
     tensor: npt.NDArray[np.bool_]
     op_class: list[str]
     convolution: npt.NDArray[np.bool_]
+    blas: npt.NDArray[np.bool_]
+    """Buckets of BLAS_CLASSES."""
     cases: int
 
 
@@ -263,6 +280,7 @@ def evaluate(
     units: Array,
     clock_hz: Array,
     unit_watts: Array,
+    blas_share: Array,
     dispatch: Array,
     eager: Array,
     watts: Array,
@@ -286,7 +304,7 @@ def evaluate(
     sustained = sustained_clock(params, clock_hz, unit_watts)
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
-    peak = np.where(cols.tensor, matrix[i], vector[i])
+    peak = np.where(cols.tensor, matrix[i] * np.where(cols.blas, blas_share[i], 1.0), vector[i])
     n = cols.cases
     launched, called, kept = fused(cols, dispatch)
     launched = launched + np.where(relaid, RELAYOUT_KERNELS * cols.kernels, 0.0)  # from C++, not Python
@@ -355,6 +373,7 @@ def figures_of(c: Case) -> dict[str, float]:
         "cache": dev.cache / streams,
         "units": min(dev.units, threads) if dev.kind == "cpu" and threads else dev.units,
         "clock_hz": dev.clock_hz,
+        "blas_share": dev.blas_share if is_pytorch(c.runtime) else 1.0,
         "unit_watts": dev.tdp_w / dev.units if dev.tdp_w else float("inf"),
         "dispatch": 1.0 if dispatch_of(c.runtime) == "eager" else 0.0,
         "eager": 1.0 if is_eager(c.runtime) else 0.0,
@@ -401,6 +420,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         tensor=np.concatenate([k[5] for k in parts]).astype(bool),
         op_class=classes,
         convolution=np.concatenate([k[7] for k in parts]).astype(bool),
+        blas=np.concatenate([k[8] for k in parts]).astype(bool),
         cases=len(cases),
     )
     figures = [figures_of(c) for c in cases]
@@ -446,7 +466,7 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
 
 def _coefficients(profile: Profile) -> tuple[Array, ...]:
     """Per bucket: FLOPs per sample and per step, bytes per sample and per step, kernels, on-matrix-units,
-    operators, a convolution."""
+    operators, a convolution, a BLAS class."""
     b = profile.buckets
     return (
         np.array([x.flops.per_sample for x in b]),
@@ -457,6 +477,7 @@ def _coefficients(profile: Profile) -> tuple[Array, ...]:
         np.array([x.op_class in TENSOR_CLASSES for x in b]),
         np.array([x.operators for x in b], dtype=float),
         np.array([x.op_class is OpClass.conv for x in b]),
+        np.array([x.op_class in BLAS_CLASSES for x in b]),
     )
 
 

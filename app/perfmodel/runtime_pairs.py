@@ -14,6 +14,11 @@ four of the five. So there are two factors, ``FACTORS``: one for convolutions (`
 one for the GEMMs of linear layers, attention and recurrent cells (``Params.eager_kernel``), each pair
 measuring the one whose class does most of its matrix FLOPs (``group``).
 
+The lowest GEMM ratios, the Zen 5 VM's (0.44 and 0.50), are mostly not a per-call cost: MKL runs its AVX2
+kernels on AMD CPUs, half of Zen 5's AVX-512 rate, where ONNX Runtime's own kernels use the whole width.
+The model has that as ``Device.blas_share`` (app/perfmodel/device.py), so the ratio it predicts for those
+pairs is already about half before any factor, and the factor they need is what is left.
+
 A lab machine that ran the same config under both runtimes gives the measured ratio eager / graph. Its
 catalog identity is uncertain (a 2-vCPU slice of some part of its generation), but a ratio on one
 machine does not depend on it: ``needed`` finds the factor that makes the model's ratio, the median over

@@ -139,7 +139,7 @@ def test_an_amd_cpus_one_row_fp32_products_run_on_one_thread_whatever_the_thread
     wide = generation.step(SHAPE, Task.decode, Precision.fp32, 1, 512, epyc)
     narrow = generation.step(SHAPE, Task.decode, Precision.fp32, 1, 512, epyc, threads=1)
     assert wide is not None and narrow is not None
-    assert narrow.seconds >= wide.seconds >= 0.9 * narrow.seconds
+    assert narrow.seconds * (1 + 1e-9) >= wide.seconds >= 0.9 * narrow.seconds
     assert wide.one_thread and not narrow.one_thread  # on one thread already: nothing to say
     # the calibration's factor is on the step so modelled: the one core is not the lab's calibration
     assert wide.factor == pytest.approx(narrow.factor, rel=0.05)  # the KV cache part alone differs

@@ -4,16 +4,18 @@ device, and a calibration that recovers the parameters it was given."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.catalog import get
 from app.contracts import Precision, Task
 from app.perfmodel import bands
 from app.perfmodel.calibrate import PRIORS, Observation, fit, predict, traffic_group
-from app.perfmodel.device import Device
+from app.perfmodel.device import Device, blas_share, device
 from app.perfmodel.model import (
     PARAMETERS,
     RELAYOUT_BYTES,
@@ -341,3 +343,55 @@ def test_the_eager_stream_rate_bounds_eager_pytorchs_memory_time_on_a_gpu_alone(
     # a rate above what the DRAM feeds changes nothing
     generous = Params("gpu", PARAMS.values, stream=1e4)
     assert step(profile(), clocked, 64, generous, runtime="torch-eager") == before
+
+
+def test_pytorchs_blas_share_slows_its_linear_layers_and_matmuls_alone() -> None:
+    """MKL runs its AVX2 kernels on an AMD CPU: half a Zen 5 core's AVX-512 rate for PyTorch's fp32 linear
+    layers and matmuls, eager or compiled; its convolutions and recurrent layers (oneDNN), ONNX Runtime and
+    OpenVINO keep the whole peak."""
+    zen5, zen4, xeon = get("epyc-9555"), get("epyc-9654"), get("xeon-platinum-8480plus")
+    assert blas_share(zen5, Precision.fp32) == pytest.approx(0.5)  # 64 FP32 FLOPs a cycle, MKL's 32
+    assert blas_share(zen5, Precision.bf16) == 1.0  # oneDNN's AVX512_BF16
+    assert blas_share(zen4, Precision.fp32) == 1.0  # 256-bit units: AVX2's rate is the peak
+    assert blas_share(xeon, Precision.fp32) == 1.0  # MKL's AVX-512 kernels on Intel
+    assert blas_share(get("h100-sxm5-80gb"), Precision.fp32) == 1.0
+    dev = device(zen5, Precision.fp32)
+    assert dev is not None and dev.blas_share == pytest.approx(0.5)
+    whole = replace(dev, blas_share=1.0)
+    plain = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})
+    matmul = Profile(
+        workload="toy-mlp",
+        task=Task.infer,
+        precision=Precision.fp32,
+        shape={"sequence": 128},
+        buckets=[
+            Bucket(
+                op_class=OpClass.gemm,
+                flops=Linear(per_sample=4e10),
+                bytes=Linear(per_sample=1e6),
+                kernels=4,
+                operators=4,
+            ),
+            Bucket(
+                op_class=OpClass.recurrent,
+                flops=Linear(per_sample=4e10),
+                bytes=Linear(per_sample=1e6),
+                kernels=4,
+                operators=4,
+            ),
+        ],
+        memory=Memory(weights=1e8, activations=Linear(per_sample=1e6)),
+        batches=(1, 8),
+        made_with="hand-made for the tests",
+    )
+    for runtime in ("torch-eager", "torch_compile"):
+        halved, full = step(matmul, dev, 8, plain, runtime=runtime), step(matmul, whole, 8, plain, runtime=runtime)
+        # the GEMM bucket's compute doubles, the recurrent one's does not
+        gemm = step(matmul.model_copy(update={"buckets": matmul.buckets[:1]}), whole, 8, plain, runtime=runtime)
+        assert halved.compute_s - full.compute_s == pytest.approx(gemm.compute_s), runtime
+    for runtime in ("onnxruntime-cpu", "openvino"):
+        assert step(matmul, dev, 8, plain, runtime=runtime) == step(matmul, whole, 8, plain, runtime=runtime)
+    convolutions = profile().model_copy(update={"precision": Precision.fp32})
+    assert step(convolutions, dev, 8, plain, runtime="torch-eager") == step(
+        convolutions, whole, 8, plain, runtime="torch-eager"
+    )
