@@ -8,8 +8,8 @@ The shipped CPU calibration of app/perfmodel/generation.py was measured at one t
 kind of machine, described as benchmarks/llm_accuracy.py describes it (rule peaks, measured bandwidth),
 and each step is predicted with the shipped calibration twice: as the model gives it, and without the
 rule that an AMD CPU's one-row fp32 products run on one thread (``generation.one_thread_rows``, switched
-off here by emptying ``ONE_THREAD_ROW_VENDORS`` for the second prediction). Per thread count: the mean
-absolute log error of each. Nothing here is fitted.
+off here for the second prediction; the BLAS share, ``device.blas_share``, stays, as the calibration was
+fitted with it). Per thread count: the mean absolute log error of each. Nothing here is fitted.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main() -> None:
         assert r.task is not None and r.latency_p50_ms is not None
         measured = r.latency_p50_ms / 1000
         model = predicted_s(r, part)
-        with mock.patch.object(generation, "ONE_THREAD_ROW_VENDORS", frozenset()):
+        with mock.patch.object(generation, "mkl_on_amd", lambda hardware: False):
             without = predicted_s(r, part)
         threads = r.threads or 0
         errors[threads]["model"].append(abs(math.log(model / measured)))

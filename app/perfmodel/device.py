@@ -40,6 +40,13 @@ the FP32 lanes' peak: Hopper doubled the A100's 64 FP32 lanes per SM, and these 
 twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reached against it."""
 
 
+def mkl_on_amd(hardware: CatalogHardware) -> bool:
+    """Whether PyTorch's BLAS on ``hardware`` is MKL on an AMD CPU (the catalog's vendor "AMD", a probe's
+    "AuthenticAMD"), where MKL takes its code for other vendors' CPUs: AVX2 kernels (``blas_share``) and
+    a one-row product on one thread (app/perfmodel/generation.py ``one_thread_rows``)."""
+    return hardware.kind == "cpu" and "amd" in hardware.vendor.lower()
+
+
 AVX2_FLOP_PER_CYCLE = 32.0
 """FP32 FLOPs per cycle of two 256-bit FMA pipes: the rate of the kernels MKL runs on an AMD CPU."""
 
@@ -53,7 +60,7 @@ def blas_share(hardware: CatalogHardware, precision: Precision) -> float:
     AVX2's (Zen to Zen 4), other precisions (oneDNN), GPUs. PyTorch's convolutions and recurrent layers
     go to oneDNN, which uses every unit: the model applies the share to linear layers and attention's
     matmuls alone (app/perfmodel/model.py)."""
-    if hardware.kind != "cpu" or precision is not Precision.fp32 or "amd" not in hardware.vendor.lower():
+    if precision is not Precision.fp32 or not mkl_on_amd(hardware):
         return 1.0
     if not (hardware.peak_fp32_tflops and hardware.cores and hardware.base_ghz):
         return 1.0

@@ -51,7 +51,7 @@ from app.catalog import CatalogHardware
 from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
-from app.perfmodel.device import Device, device, peak
+from app.perfmodel.device import Device, device, mkl_on_amd, peak
 from app.perfmodel.model import Breakdown, Case, is_pytorch, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
@@ -223,24 +223,20 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
-ONE_THREAD_ROW_VENDORS = frozenset({"amd"})
-"""CPU vendors on which eager PyTorch multiplies a weight matrix by a single fp32 row on one thread, however
-many ``torch.set_num_threads`` allows: PyTorch's x86 wheels hand a one-row linear layer to MKL's SGEMV,
-which runs single-threaded on AMD CPUs (pytorch/pytorch#96643, open: "SGEMV is using 1 single core on AMD
-CPUs"). Measured with torch 2.13 on this project's AMD VMs (Zen 4, Zen 5: process time over wall time
-1.00 with two threads, docs/ACCURACY.md) and not on its Intel VM, whose one-row products used both
-threads. torch.compile's CPU code calls the same product (inductor's default lowering of a linear layer
-is aten's): the same single thread. Two rows and more go to SGEMM, a 16-bit product to oneDNN, and ONNX
-Runtime has its own kernels (MLAS), which use every thread."""
-
-
 def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision, batch: int, runtime: str) -> bool:
     """Whether the step's weight products run on one thread whatever the threads asked: a batch-1 decode
-    whose math is fp32 (``math_precision``), in PyTorch (PYTORCH_RUNTIMES), on a CPU of
-    ONE_THREAD_ROW_VENDORS (the catalog's "AMD" or a probe's "AuthenticAMD")."""
+    whose math is fp32 (``math_precision``), in PyTorch (eager or compiled, ``model.PYTORCH_RUNTIMES``),
+    on an AMD CPU (``device.mkl_on_amd``).
+
+    PyTorch's x86 wheels hand a one-row fp32 linear layer to MKL's SGEMV, which runs single-threaded on
+    AMD CPUs however many ``torch.set_num_threads`` allows (pytorch/pytorch#96643, open: "SGEMV is using
+    1 single core on AMD CPUs"). Measured with torch 2.13 on this project's AMD VMs (Zen 4, Zen 5: process
+    time over wall time 1.00 with two threads, docs/ACCURACY.md) and not on its Intel VM, whose one-row
+    products used both threads. torch.compile's CPU code calls the same product (inductor's default
+    lowering of a linear layer is aten's). Two rows and more go to SGEMM, a 16-bit product to oneDNN,
+    and ONNX Runtime has its own kernels (MLAS): every thread works."""
     return (
-        hardware.kind == "cpu"
-        and any(vendor in hardware.vendor.lower() for vendor in ONE_THREAD_ROW_VENDORS)
+        mkl_on_amd(hardware)
         and task is Task.decode
         and batch == 1
         and math_precision(hardware, precision) is Precision.fp32
