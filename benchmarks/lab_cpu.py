@@ -33,12 +33,12 @@ from pathlib import Path
 
 from app.catalog import CatalogHardware, load
 from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport
-from app.perfmodel import generation
 from app.perfmodel.device import device
 from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
 from app.perfmodel.profile import TENSOR_CLASSES, shipped
 from app.perfmodel.runtime_pairs import Machine, Pair
+from benchmarks.llm_accuracy import result_step
 
 GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
     # vendor, family, models, generation, the server parts' names in the catalog
@@ -129,18 +129,8 @@ def modelled(result: Result, part: CatalogHardware, threads: int) -> float | Non
     """The model's samples/s for ``result``'s config on ``part``: a language model's at the context it
     ran with (the quick suite's is short), through the generation model as plan-serving asks it."""
     assert result.task is not None
-    preset = LLM_PRESETS.get(result.workload)
-    if preset is not None and result.context_tokens:
-        found = generation.step(
-            preset.shape,
-            result.task,
-            result.precision,
-            result.batch_size,
-            result.context_tokens,
-            part,
-            runtime=result.runtime,
-            threads=threads,
-        )
+    if result.workload in LLM_PRESETS and result.context_tokens:
+        found = result_step(result, part, threads=threads)
         return result.batch_size / found.seconds if found is not None else None
     guess = predict(
         result.workload,

@@ -127,25 +127,35 @@ def fastest(reports: list[RunReport]) -> tuple[list[Result], dict[tuple[object, 
     return best, spread
 
 
+def result_step(
+    result: Result,
+    part: CatalogHardware,
+    *,
+    threads: int | None,
+    llm_calibration: generation.LlmCalibration | None = None,
+) -> generation.Step | None:
+    """The generation model's step for a measured language-model result's config on ``part``, at
+    ``threads`` and its own context (``llm_calibration``: the shipped one when not given)."""
+    assert result.task is not None and result.context_tokens is not None
+    return generation.step(
+        LLM_PRESETS[result.workload].shape,
+        result.task,
+        result.precision,
+        result.batch_size,
+        result.context_tokens,
+        part,
+        runtime=result.runtime,
+        threads=threads,
+        llm_calibration=llm_calibration,
+    )
+
+
 def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
     found = []
     for r in results:
         if r.status is not ResultStatus.ok or r.task not in TASKS or r.latency_p50_ms is None:
             continue
-        assert r.task is not None and r.context_tokens is not None
-        shape = LLM_PRESETS[r.workload].shape
-        uncalibrated = generation.LlmCalibration()
-        step = generation.step(
-            shape,
-            r.task,
-            r.precision,
-            r.batch_size,
-            r.context_tokens,
-            part,
-            runtime=r.runtime,
-            threads=r.threads,
-            llm_calibration=uncalibrated,
-        )
+        step = result_step(r, part, threads=r.threads, llm_calibration=generation.LlmCalibration())
         assert step is not None
         found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts))
     return found

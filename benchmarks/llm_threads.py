@@ -23,9 +23,9 @@ from pathlib import Path
 from unittest import mock
 
 from app.catalog import CatalogHardware
-from app.contracts import LLM_PRESETS, Result, RunReport
+from app.contracts import Result, RunReport
 from app.perfmodel import generation
-from benchmarks.llm_accuracy import ROOT, TASKS, ZEN5, fastest, header, machine_part
+from benchmarks.llm_accuracy import ROOT, TASKS, ZEN5, fastest, header, machine_part, result_step
 
 RUN = ROOT / "benchmarks" / "data" / "llm_threads_run.json"
 """The shipped run: this project's Zen 5 VM (2 vCPUs), 2026-11-29."""
@@ -33,17 +33,7 @@ RUN = ROOT / "benchmarks" / "data" / "llm_threads_run.json"
 
 def predicted_s(result: Result, part: CatalogHardware) -> float:
     """The shipped calibration's step for ``result``'s config on ``part``, at the threads it ran with."""
-    assert result.task is not None and result.context_tokens is not None
-    step = generation.step(
-        LLM_PRESETS[result.workload].shape,
-        result.task,
-        result.precision,
-        result.batch_size,
-        result.context_tokens,
-        part,
-        runtime=result.runtime,
-        threads=result.threads,
-    )
+    step = result_step(result, part, threads=result.threads)
     assert step is not None
     return step.seconds
 
