@@ -64,8 +64,10 @@ def blas_share(hardware: CatalogHardware, precision: Precision) -> float:
         return 1.0
     if not (hardware.peak_fp32_tflops and hardware.cores and hardware.base_ghz):
         return 1.0
-    per_cycle = round(hardware.peak_fp32_tflops * 1e3 / (hardware.cores * hardware.base_ghz))  # the peak is rounded
-    return min(1.0, AVX2_FLOP_PER_CYCLE / max(per_cycle, 1))
+    # MKL's kernels run at no more than AVX2's rate: a share of the peak, never a faster rate on a faster
+    # part; 0.1% of slack for the catalog's rounded peaks, so that a part as wide as AVX2 keeps all of it
+    avx2_tflops = hardware.cores * hardware.base_ghz * AVX2_FLOP_PER_CYCLE / 1e3
+    return min(1.0, avx2_tflops * 1.001 / hardware.peak_fp32_tflops)
 
 
 def peak(hardware: CatalogHardware, precision: Precision) -> float | None:

@@ -350,13 +350,13 @@ def test_pytorchs_blas_share_slows_its_linear_layers_and_matmuls_alone() -> None
     layers and matmuls, eager or compiled; its convolutions and recurrent layers (oneDNN), ONNX Runtime and
     OpenVINO keep the whole peak."""
     zen5, zen4, xeon = get("epyc-9555"), get("epyc-9654"), get("xeon-platinum-8480plus")
-    assert blas_share(zen5, Precision.fp32) == pytest.approx(0.5)  # 64 FP32 FLOPs a cycle, MKL's 32
+    assert blas_share(zen5, Precision.fp32) == pytest.approx(0.5, rel=2e-3)  # 64 FP32 FLOPs a cycle, MKL's 32
     assert blas_share(zen5, Precision.bf16) == 1.0  # oneDNN's AVX512_BF16
     assert blas_share(zen4, Precision.fp32) == 1.0  # 256-bit units: AVX2's rate is the peak
     assert blas_share(xeon, Precision.fp32) == 1.0  # MKL's AVX-512 kernels on Intel
     assert blas_share(get("h100-sxm5-80gb"), Precision.fp32) == 1.0
     dev = device(zen5, Precision.fp32)
-    assert dev is not None and dev.blas_share == pytest.approx(0.5)
+    assert dev is not None and dev.blas_share == pytest.approx(0.5, rel=2e-3)
     whole = replace(dev, blas_share=1.0)
     plain = Params("cpu", {p: PRIORS["cpu"][p][0] for p in PARAMETERS})
     matmul = Profile(
@@ -388,7 +388,7 @@ def test_pytorchs_blas_share_slows_its_linear_layers_and_matmuls_alone() -> None
         halved, full = step(matmul, dev, 8, plain, runtime=runtime), step(matmul, whole, 8, plain, runtime=runtime)
         # the GEMM bucket's compute doubles, the recurrent one's does not
         gemm = step(matmul.model_copy(update={"buckets": matmul.buckets[:1]}), whole, 8, plain, runtime=runtime)
-        assert halved.compute_s - full.compute_s == pytest.approx(gemm.compute_s), runtime
+        assert halved.compute_s - full.compute_s == pytest.approx(gemm.compute_s * (1 / dev.blas_share - 1)), runtime
     for runtime in ("onnxruntime-cpu", "openvino"):
         assert step(matmul, dev, 8, plain, runtime=runtime) == step(matmul, whole, 8, plain, runtime=runtime)
     convolutions = profile().model_copy(update={"precision": Precision.fp32})
