@@ -43,6 +43,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -256,20 +257,38 @@ def parts_of(found: Breakdown, held: Memory) -> list[float]:
     ]
 
 
+class Modelled(NamedTuple):
+    """A modelled step as the calibration weighs it."""
+
+    parts: list[float]
+    """In COMPONENTS."""
+    seconds: float
+    one_thread: bool
+    """Its weight products were modelled on one core (``one_thread_rows``)."""
+
+
 def modelled_parts(
-    profile: Profile, dev: Device, batch: int, runtime: str, found: Breakdown, held: Memory, one_thread: bool
-) -> tuple[list[float], float]:
-    """The modelled step ``found`` in COMPONENTS, and its seconds. Where its weight products run on one
-    thread (``one_thread_rows``) its compute and its weights' reads are the step's on one core (at that
-    core's turbo clock and its share of the bandwidth); the KV cache's reads (attention) and the rest use
-    the threads ``found`` was modelled with. On a CPU the parts add up to the step."""
+    profile: Profile,
+    hardware: CatalogHardware,
+    dev: Device,
+    batch: int,
+    runtime: str,
+    threads: int | None,
+    found: Breakdown,
+    held: Memory,
+) -> Modelled:
+    """The step ``found`` (``profile`` at ``batch`` on ``threads`` of ``dev``) in COMPONENTS, and its seconds.
+    Where its weight products run on one thread (``one_thread_rows``) and ``found`` had more, its compute
+    and its weights' reads are the step's on one core (at that core's turbo clock and its share of the
+    bandwidth); the KV cache's reads (attention) and the rest use the threads ``found`` was modelled with.
+    On a CPU the parts add up to the step."""
     parts = parts_of(found, held)
-    if not one_thread:
-        return parts, found.seconds
+    if threads == 1 or not one_thread_rows(hardware, profile.task, profile.precision, batch, runtime):
+        return Modelled(parts, found.seconds, one_thread=False)
     (alone,) = steps([Case(profile, dev, batch, runtime, threads=1)], calibration().of(dev.kind))
     single = parts_of(alone, held)
     parts = [single[0], single[1], parts[2], parts[3]]
-    return parts, sum(parts)
+    return Modelled(parts, sum(parts), one_thread=True)
 
 
 def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
@@ -289,12 +308,11 @@ def calibrated_s(
     precision: Precision,
     found: Breakdown,
     held: Memory,
-    modelled: tuple[list[float], float],
+    modelled: Modelled,
 ) -> tuple[float, bool]:
-    """The modelled step (``modelled``: its parts and seconds, from ``found``) as ``tuned`` calibrates it,
-    no shorter than ``floor_s``; and whether the floor held it."""
-    parts, seconds = modelled
-    calibrated = tuned.seconds(dev.kind, task, precision, parts, seconds)
+    """The modelled step (``modelled``, from ``found``) as ``tuned`` calibrates it, no shorter than
+    ``floor_s``; and whether the floor held it."""
+    calibrated = tuned.seconds(dev.kind, task, precision, modelled.parts, modelled.seconds)
     floor = floor_s(found, held, dev)
     return max(calibrated, floor), floor > calibrated
 
@@ -326,10 +344,9 @@ def zoo_factor(
         return None
     context = recorded.shape["sequence"]
     held = memory(preset.shape, task, precision, batch, context)
-    one_thread = one_thread_rows(hardware, task, precision, batch, runtime) and threads != 1
-    modelled = modelled_parts(recorded, dev, batch, runtime, found, held, one_thread)
+    modelled = modelled_parts(recorded, hardware, dev, batch, runtime, threads, found, held)
     calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled)
-    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], one_thread
+    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], modelled.one_thread
 
 
 def step(
@@ -355,8 +372,7 @@ def step(
     profile = profile_of(part, task, precision, context)
     (found,) = steps([Case(profile, dev, batch, runtime, threads)], calibration().of(dev.kind))
     held = memory(shape, task, precision, batch, context, shards)
-    one_thread = one_thread_rows(hardware, task, precision, batch, runtime) and threads != 1
-    modelled = modelled_parts(profile, dev, batch, runtime, found, held, one_thread)
+    modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held)
     tuned = llm_calibration or shipped()
     if not tuned.covers(dev.kind, hardware.vendor, runtime):
         tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it
@@ -374,13 +390,13 @@ def step(
     return Step(
         seconds=calibrated + exchanged,
         breakdown=found,
-        parts=modelled[0],
+        parts=modelled.parts,
         allreduce_s=exchanged,
-        factor=calibrated / modelled[1],
+        factor=calibrated / modelled.seconds,
         tokens=tokens,
         band=band,
         band_kind=band_kind,
         memory=held,
         floored=floored,
-        one_thread=one_thread,
+        one_thread=modelled.one_thread,
     )
