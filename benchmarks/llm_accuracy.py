@@ -52,8 +52,24 @@ CLOCK_GHZ = 4.2
 ``cpu MHz`` is the TSC's 2.6 GHz): this project's Zen 5 VM (family 26 model 2, the family and model of
 the shipped runs' VMs) held 4.17-4.31 GHz on one busy core over four runs of ``benchmarks.cpu_clock``
 (2026-11-29). Until session 32 the machine was described at 2.6 GHz, which the calibration's compute
-weights made up for (fp32 prefill 0.35 where it is 0.58 at the measured clock) and which then made every
+weights made up for (fp32 prefill 0.35 where it is 0.57 at the measured clock) and which then made every
 catalog part's step, at its own turbo clock, 1.6x too fast (docs/ACCURACY.md)."""
+
+
+def machine_options(parser: argparse.ArgumentParser) -> None:
+    """The options that say how a run's machine is described (``described``)."""
+    parser.add_argument(
+        "--clock-ghz", type=float, default=None, help=f"the cores' clock; default: the run's, else {CLOCK_GHZ}"
+    )
+    parser.add_argument("--flop-per-cycle", default=None, help='JSON, e.g. {"fp32": 64, "bf16": 128} (Zen 5)')
+
+
+def described(report: RunReport, results: list[Result], args: argparse.Namespace) -> tuple[float, CatalogHardware]:
+    """The clock ``report``'s machine is described at and the machine as a catalog entry
+    (``machine_part``), as ``machine_options`` asked."""
+    clock = machine_clock(report, args.clock_ghz)
+    per_cycle = json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5
+    return clock, machine_part(report, results, clock, per_cycle)
 
 
 def machine_clock(report: RunReport, asked: float | None) -> float:
@@ -271,10 +287,7 @@ def main() -> None:
     parser.add_argument(
         "--run", type=Path, nargs="+", default=RUNS, help="run reports (default: benchmarks/data/llm_cpu_run*.json)"
     )
-    parser.add_argument(
-        "--clock-ghz", type=float, default=None, help=f"the cores' clock; default: the run's, else {CLOCK_GHZ}"
-    )
-    parser.add_argument("--flop-per-cycle", default=None, help='JSON, e.g. {"fp32": 64, "bf16": 128} (Zen 5)')
+    machine_options(parser)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--write", action="store_true", help=f"write the factors and bands to {OUT}")
     args = parser.parse_args()
@@ -283,8 +296,7 @@ def main() -> None:
         raise SystemExit("the runs are of different machines: hold out presets of one machine at a time")
     report = reports[0]
     results, spread = fastest(reports)
-    clock = machine_clock(report, args.clock_ghz)
-    part = machine_part(report, results, clock, json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5)
+    clock, part = described(report, results, args)
     found = cases(results, part)
     per_preset = held_out(found)
     spreads = sorted(spread.values())

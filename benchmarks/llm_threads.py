@@ -15,7 +15,6 @@ fitted with it). Per thread count: the mean absolute log error of each. Nothing 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 from collections import defaultdict
@@ -25,17 +24,7 @@ from unittest import mock
 from app.catalog import CatalogHardware
 from app.contracts import Result, RunReport
 from app.perfmodel import generation
-from benchmarks.llm_accuracy import (
-    CLOCK_GHZ,
-    ROOT,
-    TASKS,
-    ZEN5,
-    fastest,
-    header,
-    machine_clock,
-    machine_part,
-    result_step,
-)
+from benchmarks.llm_accuracy import ROOT, TASKS, described, fastest, header, machine_options, result_step
 
 RUN = ROOT / "benchmarks" / "data" / "llm_threads_run.json"
 """The shipped run: this project's Zen 5 VM (2 vCPUs), 2026-11-29."""
@@ -53,16 +42,12 @@ def main() -> None:
     parser.add_argument(
         "--run", type=Path, default=RUN, help=f"a run of benchmarks/llm_cpu_threads.toml (default: {RUN})"
     )
-    parser.add_argument(
-        "--clock-ghz", type=float, default=None, help=f"the cores' clock; default: the run's, else {CLOCK_GHZ}"
-    )
-    parser.add_argument("--flop-per-cycle", default=None, help='JSON, e.g. {"fp32": 64, "bf16": 128} (Zen 5)')
+    machine_options(parser)
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     report = RunReport.model_validate_json(args.run.read_text(encoding="utf-8"))
     results, _spread = fastest([report])
-    clock = machine_clock(report, args.clock_ghz)
-    part = machine_part(report, results, clock, json.loads(args.flop_per_cycle) if args.flop_per_cycle else ZEN5)
+    _clock, part = described(report, results, args)
     print(
         f"{part.name}, vendor {part.vendor}: bandwidth {part.memory_bandwidth_gb_s:.1f} GB/s measured at one "
         f"thread; the shipped calibration ({', '.join(generation.shipped().measured_on[:1])})"
