@@ -31,6 +31,10 @@ from app.db.models import JobRow, ResultRow
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 _SANE_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""The methods a metric or log line names as sent; any other is ``OTHER``. The HTTP server passes on
+whatever token a client puts there, and a label per distinct value would let anyone grow every later
+scrape without bound."""
 
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -127,15 +131,16 @@ class RequestContext:
         finally:
             elapsed = time.perf_counter() - start
             route = route_template(scope)
-            self.metrics.requests.labels(scope["method"], route, str(status)).inc()
-            self.metrics.latency.labels(scope["method"], route).observe(elapsed)
+            method = scope["method"] if scope["method"] in METHODS else "OTHER"
+            self.metrics.requests.labels(method, route, str(status)).inc()
+            self.metrics.latency.labels(method, route).observe(elapsed)
             self.log.info(
                 "%s %s %d %.1f ms",
-                scope["method"],
+                method,
                 route,
                 status,
                 elapsed * 1000,
-                extra={"method": scope["method"], "route": route, "status": status, "ms": round(elapsed * 1000, 2)},
+                extra={"method": method, "route": route, "status": status, "ms": round(elapsed * 1000, 2)},
             )
             request_id.reset(token)
 

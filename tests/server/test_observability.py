@@ -46,3 +46,13 @@ def test_json_log_lines_carry_the_request_id_and_never_the_token(api: Api) -> No
     assert lines and lines[-1]["request_id"] == "log-check"
     assert lines[-1]["route"] == "/api/v1/machines" and lines[-1]["status"] == 200
     assert api.admin_token not in stream.getvalue()
+
+
+def test_a_made_up_method_is_counted_as_other_so_metrics_stay_bounded(api: Api) -> None:
+    for n in range(5):
+        api.client.request(f"M{n:03d}{'X' * 200}", "/healthz")
+    api.client.request("DELETE", "/healthz")
+    text = api.client.get("/metrics").text
+    assert "XXXX" not in text, "a client's method token must never become a label"
+    assert 'method="OTHER",route="/healthz",status="405"} 5.0' in text
+    assert 'method="DELETE",route="/healthz",status="405"} 1.0' in text
