@@ -8,6 +8,7 @@ numpy, a whitelist of operators on tensors of at most ``LIMIT`` elements: the mo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -118,6 +119,30 @@ FOLD: dict[str, Callable[[NodeProto, Sequence[Array]], Array]] = {
 }
 
 
+BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "Where", "Min", "Max"})
+
+
+def _size(node: NodeProto, args: Sequence[Array]) -> int:
+    """How many elements ``node``'s output will have, known before it is computed: a file is
+    untrusted, and a Range to 2**31 or three broadcast vectors of ``LIMIT`` elements would take
+    gigabytes to compute only to be thrown away."""
+    op = node.op_type
+    if op == "Range":
+        start, limit, delta = (float(a.item()) for a in args)
+        return max(0, math.ceil((limit - start) / delta))
+    if op in BROADCASTING:
+        return math.prod(np.broadcast_shapes(*(a.shape for a in args)))
+    if op == "Gather":
+        data, indices = args
+        axis = _attr(node, "axis", 0)
+        return int(indices.size * (data.size // max(1, data.shape[axis])))
+    if op == "Concat":
+        return sum(a.size for a in args)
+    if op == "Shape":
+        return args[0].ndim
+    return max((a.size for a in args), default=1)  # the others never grow their input
+
+
 def fold(model: ModelProto, shapes: dict[str, tuple[int, ...]]) -> int:
     """Replaces the nodes whose outputs can be computed by initializers holding them; ``shapes``
     are the tensor shapes inference knows (what Shape reads). Returns how many nodes were folded."""
@@ -141,6 +166,8 @@ def fold(model: ModelProto, shapes: dict[str, tuple[int, ...]]) -> int:
         else:
             continue
         try:
+            if _size(node, args) > LIMIT:
+                continue
             out = np.asarray(FOLD[node.op_type](node, args))
         except Exception:
             continue
