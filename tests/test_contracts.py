@@ -49,6 +49,35 @@ def test_failed_result_needs_a_reason(status: str) -> None:
     assert result(status=status, reason="CUDA out of memory at batch 4096").status.value == status
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("throughput_samples_per_s", 1.7e308),
+        ("latency_p50_ms", 1e12),
+        ("mean_power_w", 1e9),
+        ("energy_per_sample_j", 1e300),
+        ("peak_memory_mb", 1e15),
+        ("scaling_efficiency", 1e6),
+    ],
+)
+def test_a_figure_no_machine_could_measure_is_refused(field: str, value: float) -> None:
+    with pytest.raises(ValidationError, match=field):
+        result(**{field: value})
+
+
+@pytest.mark.parametrize("field", ["throughput_samples_per_s", "latency_p50_ms"])
+def test_an_ok_result_measured_more_than_nothing(field: str) -> None:
+    with pytest.raises(ValidationError, match="above 0"):
+        result(**{field: 0.0})
+    assert result(status="error", reason="crashed", **{field: 0.0}).status.value == "error"
+
+
+def test_a_result_must_name_a_device_the_machine_has() -> None:
+    assert {d.id for d in h100_spec().devices} >= {"cpu", "cuda:0"}
+    with pytest.raises(ValidationError, match=r"cuda:7, which the machine spec does not list"):
+        run_report(results=[result(device="cuda:7")])
+
+
 def test_power_figure_must_say_where_it_came_from() -> None:
     with pytest.raises(ValidationError, match="power_source"):
         result(power_source="none", mean_power_w=300.0)

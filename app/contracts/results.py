@@ -30,6 +30,21 @@ from app.contracts.machine import (
     MachineSpec,
 )
 
+# A measured figure is bounded by what any machine could measure, orders of magnitude to spare: past
+# these an upload is broken or hostile, and every estimate calibrated on it (the lab's ratio to the
+# model spreads over the catalog) would be nonsense or overflow.
+RATE_MAX = 1e9
+SCALING_MAX = 2.0
+"""A data-parallel run's scaling efficiency above twice linear is a broken measurement."""
+Rate = Annotated[float, Field(ge=0, le=RATE_MAX)]
+"""Samples or tokens a second."""
+Milliseconds = Annotated[float, Field(ge=0, le=8.64e7)]
+"""Up to a day."""
+Watts = Annotated[float, Field(ge=0, le=1e5)]
+Joules = Annotated[float, Field(ge=0, le=1e9)]
+Megabytes = Annotated[float, Field(ge=0, le=1e9)]
+"""Up to a petabyte."""
+
 
 def split_legacy_workload(data: Any) -> Any:
     """Older agents and published tables write the task into the name ('resnet50/infer'): split it
@@ -89,26 +104,28 @@ class Result(Strict):
     )
     status: ResultStatus
     reason: Text | None = None
-    throughput_samples_per_s: NonNegative | None = None
-    latency_p50_ms: NonNegative | None = None
-    latency_p90_ms: NonNegative | None = None
-    latency_p99_ms: NonNegative | None = None
-    latency_mean_ms: NonNegative | None = None
-    latency_ci95_low_ms: NonNegative | None = None
-    latency_ci95_high_ms: NonNegative | None = None
-    cv: NonNegative | None = Field(default=None, description="Coefficient of variation of step times.")
+    throughput_samples_per_s: Rate | None = None
+    latency_p50_ms: Milliseconds | None = None
+    latency_p90_ms: Milliseconds | None = None
+    latency_p99_ms: Milliseconds | None = None
+    latency_mean_ms: Milliseconds | None = None
+    latency_ci95_low_ms: Milliseconds | None = None
+    latency_ci95_high_ms: Milliseconds | None = None
+    cv: NonNegative | None = Field(default=None, le=1e3, description="Coefficient of variation of step times.")
     iterations: int | None = Field(default=None, ge=1, le=INT32_MAX)
     stable: bool | None = None
-    peak_memory_mb: NonNegative | None = None
-    mean_power_w: NonNegative | None = None
-    energy_per_sample_j: NonNegative | None = None
+    peak_memory_mb: Megabytes | None = None
+    mean_power_w: Watts | None = None
+    energy_per_sample_j: Joules | None = None
     power_source: PowerSource = PowerSource.none
-    achieved_tflops: NonNegative | None = Field(default=None, description="For GEMM primitives.")
-    bandwidth_gb_per_s: NonNegative | None = Field(default=None, description="For copy primitives.")
-    compile_time_s: NonNegative | None = None
+    achieved_tflops: NonNegative | None = Field(default=None, le=1e5, description="For GEMM primitives.")
+    bandwidth_gb_per_s: NonNegative | None = Field(default=None, le=1e6, description="For copy primitives.")
+    compile_time_s: NonNegative | None = Field(default=None, le=1e6)
     scaling_efficiency: NonNegative | None = Field(
         default=None,
-        description="Data-parallel: throughput / (devices x one device's throughput, measured in the same run).",
+        le=SCALING_MAX,
+        description="Data-parallel: throughput / (devices x one device's throughput, measured in the same run); "
+        "above 2 (twice linear) is a broken measurement.",
     )
     context_tokens: int | None = Field(
         default=None,
@@ -118,13 +135,13 @@ class Result(Strict):
         "is generated (decode), the sequence length (train). For prefill the latency is the time to first token, "
         "for decode the time per output token.",
     )
-    throughput_tokens_per_s: NonNegative | None = Field(
+    throughput_tokens_per_s: Rate | None = Field(
         default=None,
         description="Language models: tokens processed per second, all sequences together (prefill: prompt "
         "tokens; decode: generated tokens; train: trained tokens).",
     )
-    energy_per_token_j: NonNegative | None = None
-    kv_cache_mb: NonNegative | None = Field(
+    energy_per_token_j: Joules | None = None
+    kv_cache_mb: Megabytes | None = Field(
         default=None,
         description="Language models: the KV cache the step holds (layers x 2 x kv-heads x head "
         "width x context x batch x bytes), included in peak_memory_mb.",
@@ -148,6 +165,8 @@ class Result(Strict):
                 raise ValueError("an ok result needs throughput_samples_per_s and latency_p50_ms")
             if self.iterations is None:
                 raise ValueError("an ok result needs iterations")
+            if self.throughput_samples_per_s == 0 or self.latency_p50_ms == 0:
+                raise ValueError("an ok result measured something: its throughput and latency are above 0")
         elif not self.reason:
             raise ValueError(f"a result with status {self.status.value!r} needs a reason")
         if (
@@ -179,6 +198,9 @@ class RunReport(Strict):
     def _times_in_order(self) -> RunReport:
         if self.finished_at < self.started_at:
             raise ValueError("finished_at is before started_at")
+        devices = {d.id for d in self.machine.devices}
+        if stray := sorted({r.device for r in self.results} - devices):
+            raise ValueError(f"results name device(s) {', '.join(stray)}, which the machine spec does not list")
         return self
 
 

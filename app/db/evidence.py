@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.contracts import ResultStatus, Task
 from app.contracts.llm import STANDARD_CONTEXT
+from app.contracts.results import RATE_MAX, SCALING_MAX
 from app.db.models import CatalogEntry, DeviceRow, Machine, PublicResultRow, ResultRow, Run
 
 
@@ -94,6 +95,8 @@ def lab_measurements(session: Session, workload: str, task: Task) -> Iterator[La
         )
         .join(Run, Run.id == r.run_id)
         .where(r.workload == workload, r.task == task.value, r.status == ResultStatus.ok.value, r.devices == 1)
+        # a figure the contract refuses now, stored before it did, is nobody's measurement
+        .where(r.throughput_samples_per_s > 0, r.throughput_samples_per_s <= RATE_MAX)
         # a language model's result is evidence of its workload at the zoo's context only (its profile's)
         .where(or_(r.context_tokens.is_(None), r.context_tokens == STANDARD_CONTEXT))
         .order_by(Run.finished_at, r.id)
@@ -119,8 +122,8 @@ class LabParallelRun(NamedTuple):
 
 
 def lab_parallel_runs(session: Session) -> list[LabParallelRun]:
-    """Every ok data-parallel training result with its measured scaling efficiency, of any workload:
-    what the lab's links did (app/perfmodel/lab_scaling.py), oldest first."""
+    """Every ok data-parallel training result of a machine not retired, with its measured scaling
+    efficiency, of any workload: what the lab's links did (app/perfmodel/lab_scaling.py), oldest first."""
     r = ResultRow
     rows = session.execute(
         select(
@@ -136,13 +139,17 @@ def lab_parallel_runs(session: Session) -> list[LabParallelRun]:
             r.cluster,
         )
         .join(Run, Run.id == r.run_id)
+        .join(Machine, Machine.id == r.machine_id)
         .outerjoin(DeviceRow, (DeviceRow.machine_id == r.machine_id) & (DeviceRow.device_id == r.device))
         .where(
+            Machine.retired_at.is_(None),
             r.devices > 1,
             r.task == Task.train.value,
             r.status == ResultStatus.ok.value,
             r.scaling_efficiency.is_not(None),
+            r.scaling_efficiency <= SCALING_MAX,
             r.throughput_samples_per_s > 0,
+            r.throughput_samples_per_s <= RATE_MAX,
         )
         .order_by(Run.finished_at, r.id)
     )

@@ -170,3 +170,22 @@ def test_a_measured_eight_gpu_run_sets_the_recommenders_eight_device_figure(api:
 
     single = api.client.post("/api/v1/recommendations", json=ask, headers=api.admin).json()
     assert not any("data-parallel run(s)" in n for n in single["notes"])
+
+
+def test_a_retired_machines_data_parallel_runs_calibrate_nothing(api: Api) -> None:
+    """Retiring a machine takes its data-parallel runs out of the lab's link calibration, as it takes
+    its one-device results out of the answers: otherwise a broken machine's runs would stay for good."""
+    spec = eight_gpus()
+    machine, token = api.enroll(spec)
+    assert api.post_run(token, run_report(spec, results=[trains(), parallel(8, 0.5)])).status_code == 201
+    ask = {
+        "workload": "resnet50",
+        "task": "train",
+        "scope": "catalog",
+        "constraints": {"precisions": ["bf16"], "device_count": 8, "runtimes": ["torch-eager"]},
+    }
+    before = api.client.post("/api/v1/recommendations", json=ask, headers=api.admin).json()
+    assert any("data-parallel run(s) over nvlink h100-sxm5-80gb" in n for n in before["notes"])
+    assert api.client.post(f"/api/v1/machines/{machine}/retire", headers=api.admin).status_code == 200
+    after = api.client.post("/api/v1/recommendations", json=ask, headers=api.admin).json()
+    assert not any("data-parallel run(s)" in n for n in after["notes"])

@@ -476,3 +476,34 @@ def test_a_result_timed_once_or_twice_carries_a_wide_band_not_its_tiny_ci(api: A
     assert by_batch[64]["error_pct"] == pytest.approx(10.0)  # two timings: no CI worth the name
     assert by_batch[8]["error_pct"] == pytest.approx(1.0)  # 120 timings: their own CI (±1%)
     assert by_batch[64]["throughput_low"] == pytest.approx(900 / 1.1)  # the band is symmetric in ratio
+
+
+@pytest.mark.parametrize("figure", [1.7e308, 5e8])
+def test_a_stored_figure_no_machine_could_measure_calibrates_nothing(api: Api, db: Any, figure: float) -> None:
+    """The contract refuses the first figure now; one stored before it did is nobody's measurement. The
+    second it takes (a rate some workload could reach), but a thousand times the model's figure for an
+    H100 is no evidence of the model's error: neither breaks the answer or spreads over the catalog."""
+    from sqlalchemy import update
+
+    from app.db.models import ResultRow
+    from testkit.factories import result, run_report
+
+    _, token = api.enroll()
+    assert api.post_run(token, run_report(results=[result(batch_size=8)])).status_code == 201
+    with db.writing() as session:
+        session.execute(update(ResultRow).values(throughput_samples_per_s=figure))
+    answer = ask(api, scope="catalog", constraints={"precisions": ["bf16"], "runtimes": ["torch-eager"]})
+    predicted = [c for c in answer["candidates"] if c["estimate"]["kind"] == "predicted"]
+    assert predicted
+    assert all(c["estimate"]["throughput_samples_per_s"] < 1e6 for c in predicted)
+    body = {
+        "catalog_id": "a100-sxm4-80gb",
+        "workload": "resnet50",
+        "task": "infer",
+        "runtime": "torch-eager",
+        "precision": "bf16",
+        "batch_size": 8,
+    }
+    response = api.client.post("/api/v1/predictions", json=body, headers=api.admin)
+    assert response.status_code == 200, response.text
+    assert response.json()["throughput_samples_per_s"] < 1e6

@@ -63,6 +63,10 @@ on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fo
 Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says so in words."""
 LANGUAGE_RUNS = "hwadvisor's own prefill and decode runs (app/perfmodel/data/llm.json), as the serving planner is"
 """What calibrates a language model's step that no lab device measured (``_language_model``)."""
+BROKEN_LOG_RATIO = math.log(1000.0)
+"""A measurement a thousand times off the model is not evidence of the model's error, which the
+published and reference checks put within a few times (docs/ACCURACY.md): it is a broken (or hostile)
+upload, and it would carry its error to every part the lab's ratio calibrates."""
 MODEL = "model"
 """The source of a figure made from the catalog's specs and the profile alone (the contract's word)."""
 PLAIN = {Precision.tf32: Precision.fp32}
@@ -229,6 +233,8 @@ def _measured_ratios(
                 device = p.hardware.key if source == LAB else f"{source} {p.hardware.key}"
                 label = p.hardware.label if source == LAB else f"{p.hardware.label} ({source})"
                 ratio = math.log(p.throughput / modelled.throughput)
+                if abs(ratio) > BROKEN_LOG_RATIO:
+                    continue
                 b = modelled.breakdown
                 found = per_device.setdefault(
                     device, Ratios(label, source, p.hardware.spec.id, modelled.band_kind, p.hardware, p.threads)
