@@ -121,6 +121,16 @@ def test_job_needs_a_target() -> None:
         )
 
 
+def test_a_label_is_one_line_of_plain_text() -> None:
+    """A hostname reaches an admin's terminal: an escape sequence in it could erase and forge lines."""
+    data = h100_spec().model_dump(mode="json")
+    with pytest.raises(ValidationError, match=r"control character '\\x1b' is not allowed"):
+        MachineSpec.model_validate({**data, "hostname": "evil\x1b[2K\rgpu-node-01"})
+    with pytest.raises(ValidationError, match="control character"):
+        MachineSpec.model_validate({**data, "hostname": "evil\x9b2K"})
+    assert MachineSpec.model_validate({**data, "hostname": "rack 3\tnode\r\n7"}).hostname == "rack 3 node 7"
+
+
 def test_the_old_workload_spelling_is_split_into_workload_and_task() -> None:
     from app.contracts import PublicResult
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -21,9 +22,24 @@ VariantName = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[a-z0
 """A model variant (an optimised form of a workload: ``int8-static``, ``pruned-50``, ``lowrank-25``)."""
 ORIGINAL = "none"
 """How a suite's grid and a results filter name the original model, whose results carry no variant."""
-Text = Annotated[str, Field(max_length=2000)]
+TEXT_MAX = 2000
+Text = Annotated[str, Field(max_length=TEXT_MAX)]
 INT32_MAX = 2**31 - 1  # what an INTEGER column holds on PostgreSQL
-Label = Annotated[str, Field(min_length=1, max_length=200)]
+_CONTROL = re.compile(r"[\x01-\x1f\x7f-\x9f]")  # NUL: refused everywhere, by the Strict base
+_LINE_BREAKS = re.compile(r"[\t\n\r]+")
+
+
+def _plain_line(value: str) -> str:
+    """A label is one line of plain text: tabs and line breaks become a space, and any other control
+    character (an escape sequence, a backspace) is refused. A machine's hostname reaches an admin's
+    terminal (``hwadvisor machines list``), where ESC [ 2 K would erase a line and print a forged one."""
+    value = _LINE_BREAKS.sub(" ", value)
+    if found := _CONTROL.search(value):
+        raise ValueError(f"a label is plain text: control character {found.group()!r} is not allowed")
+    return value
+
+
+Label = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_plain_line)]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
 

@@ -18,7 +18,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.bench.config import stored_label
-from app.contracts import Job, JobCreate, JobStatus, MachineStatus, Page
+from app.contracts import TEXT_MAX, Job, JobCreate, JobStatus, MachineStatus, Page
 from app.db.models import JobRow, Machine, ResultRow, Run, utcnow
 from app.errors import ConflictError, ForbiddenError, NotFoundError
 
@@ -241,5 +241,6 @@ def finish(
             row.claimed_by = None
             if row.attempts >= row.max_attempts:
                 row.status = JobStatus.failed.value
-                row.message = f"handed back after its last attempt: {message}"
+                # the agent's message may be as long as a job's message may be: cut it, not the job
+                row.message = f"handed back after its last attempt: {message}"[:TEXT_MAX]
     return row

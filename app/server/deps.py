@@ -83,21 +83,24 @@ def client_host(request: Request) -> str:
 
 
 def authenticate_limited(request: Request, db: Database, settings: Settings, secret: str, scope: str) -> Principal:
-    """authenticate(), refused with 429 once a client has failed too often in the current window;
-    every failure is counted in the database, so all workers share the allowance."""
+    """authenticate(); a failure is counted (in the database, so all workers share the allowance) and,
+    once a client has failed too often in the current window, refused with 429 until it ends. A valid
+    token is always let in: the limit slows guessing (hopeless against 256-bit secrets anyway), and
+    checking it first would let anyone behind the same address (a NAT, a proxy) lock out every agent
+    and tool there with a few bad requests."""
     key = f"{scope}:{client_host(request)}"
     try:
         with db.reading() as session:
+            return tokens.authenticate(session, secret, env_admin_token=settings.admin_token)
+    except AuthError:
+        with db.writing() as session:
             count, retry_after = ratelimit.failures(session, key, window_s=settings.auth_window_s)
             if count >= settings.auth_failures_per_window:
                 raise RateLimited(
                     f"too many failed {scope} attempts from {client_host(request)}",
                     retry_after_s=retry_after,
                     hint=f"try again in {retry_after} s, with a valid token",
-                )
-            return tokens.authenticate(session, secret, env_admin_token=settings.admin_token)
-    except AuthError:
-        with db.writing() as session:
+                ) from None
             ratelimit.record_failure(session, key, window_s=settings.auth_window_s)
         raise
 

@@ -65,6 +65,18 @@ def test_expired_lease_requeues_and_the_last_attempt_fails(api: Api, db: Databas
     assert final["status"] == "failed" and "last attempt" in final["message"]
 
 
+def test_a_job_handed_back_on_its_last_attempt_with_the_longest_message_fails_with_it_cut(api: Api) -> None:
+    _machine_id, token = api.enroll()
+    job = _job(api, selector={"cpu_arch": "x86_64"}, max_attempts=1)
+    assert api.client.post("/api/v1/agents/claim", headers=api.bearer(token)).json()["id"] == job["id"]
+    back = {"status": "queued", "message": "x" * 2000}  # as long as the agent sends
+    answer = api.client.post(f"/api/v1/agents/jobs/{job['id']}/finish", json=back, headers=api.bearer(token))
+    assert answer.status_code == 200, answer.text
+    final = api.client.get(f"/api/v1/jobs/{job['id']}", headers=api.admin).json()
+    assert final["status"] == "failed" and final["message"].startswith("handed back after its last attempt: xxx")
+    assert len(final["message"]) == 2000
+
+
 def test_progress_extends_the_lease_and_tells_the_agent_of_a_cancel(api: Api) -> None:
     _machine_id, token = api.enroll()
     job = _job(api, selector={"cpu_arch": "x86_64"})
