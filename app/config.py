@@ -63,6 +63,13 @@ class Settings(BaseSettings):
         default=20, ge=1, description="Failed logins or enrollments one client may make per window before 429."
     )
     auth_window_s: int = Field(default=300, ge=1, description="The window of auth_failures_per_window, seconds.")
+    heavy_requests: int = Field(
+        default=4,
+        ge=1,
+        description="Recommendations, plans and ONNX profiles one server process computes at once; another "
+        "waits up to a second for a turn, then gets 503 with Retry-After (agents' and the dashboard's other "
+        "calls keep the rest of the threads).",
+    )
     heartbeat_interval_s: float = Field(default=15.0, gt=0, description="How often agents should heartbeat.")
     job_lease_s: float = Field(
         default=300.0, gt=0, description="A claimed job returns to the queue after this long without progress."

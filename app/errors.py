@@ -70,5 +70,11 @@ class RateLimited(HwadvisorError):
         self.retry_after_s = retry_after_s
 
 
+class Busy(RateLimited):
+    """The server process is computing as many heavy answers as it allows at once (``heavy_requests``)."""
+
+    status_code = 503
+
+
 class DatabaseUnavailable(HwadvisorError):
     status_code = 503

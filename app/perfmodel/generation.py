@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -365,38 +366,72 @@ def step(
     """One step at ``batch`` sequences (prefill: a prompt of ``context`` tokens each; decode: one token
     each over ``context`` cached); None when the part lacks a figure for the precision or the shape
     cannot be split ``shards`` ways."""
+    (found,) = steps_at(
+        shape,
+        task,
+        precision,
+        [batch],
+        context,
+        hardware,
+        shards=shards,
+        runtime=runtime,
+        threads=threads,
+        llm_calibration=llm_calibration,
+    )
+    return found
+
+
+def steps_at(
+    shape: LlmShape,
+    task: Task,
+    precision: Precision,
+    batches: Sequence[int],
+    context: int,
+    hardware: CatalogHardware,
+    *,
+    shards: int = 1,
+    runtime: str = "torch-eager",
+    threads: int | None = None,
+    llm_calibration: LlmCalibration | None = None,
+) -> list[Step | None]:
+    """``step`` at each of ``batches``, the device model evaluated once for all of them (what a serving
+    plan asks of every part and precision)."""
     part = shard(shape, shards)
     dev = device(hardware, math_precision(hardware, precision))
     if part is None or dev is None:
-        return None
+        return [None] * len(batches)
     profile = profile_of(part, task, precision, context)
-    (found,) = steps([Case(profile, dev, batch, runtime, threads)], calibration().of(dev.kind))
-    held = memory(shape, task, precision, batch, context, shards)
-    modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held)
+    breakdowns = steps([Case(profile, dev, b, runtime, threads) for b in batches], calibration().of(dev.kind))
     tuned = llm_calibration or shipped()
     if not tuned.covers(dev.kind, hardware.vendor, runtime):
         tuned = LlmCalibration()  # another vendor's stack, or another runtime's: nothing measured it
-    calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
-    exchanged = 0.0
-    link = ring_link(hardware, shards) if shards > 1 else None
-    if link is not None:
-        rows = batch * (context if task is Task.prefill else 1)
-        per_allreduce = rows * shape.hidden * llm.ACTIVATION_BYTES[precision]
-        exchanged = 2 * shape.layers * allreduce_seconds(per_allreduce, shards, link, TYPICAL)
     band, band_kind = tuned.band(dev.kind, task)
-    # a catalog part's step stands for any machine of it: no narrower than machines of one part measure apart
-    band = max(band, machine_band(dev.kind, regime(found.host_s, found.device_s)))
-    tokens = batch * context if task is Task.prefill else batch
-    return Step(
-        seconds=calibrated + exchanged,
-        breakdown=found,
-        parts=modelled.parts,
-        allreduce_s=exchanged,
-        factor=calibrated / modelled.seconds,
-        tokens=tokens,
-        band=band,
-        band_kind=band_kind,
-        memory=held,
-        floored=floored,
-        one_thread=modelled.one_thread,
-    )
+    link = ring_link(hardware, shards) if shards > 1 else None
+    made: list[Step | None] = []
+    for batch, found in zip(batches, breakdowns, strict=True):
+        held = memory(shape, task, precision, batch, context, shards)
+        modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held)
+        calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
+        exchanged = 0.0
+        if link is not None:
+            rows = batch * (context if task is Task.prefill else 1)
+            per_allreduce = rows * shape.hidden * llm.ACTIVATION_BYTES[precision]
+            exchanged = 2 * shape.layers * allreduce_seconds(per_allreduce, shards, link, TYPICAL)
+        made.append(
+            Step(
+                seconds=calibrated + exchanged,
+                breakdown=found,
+                parts=modelled.parts,
+                allreduce_s=exchanged,
+                factor=calibrated / modelled.seconds,
+                tokens=batch * context if task is Task.prefill else batch,
+                # a catalog part's step stands for any machine of it: no narrower than machines of one
+                # part measure apart
+                band=max(band, machine_band(dev.kind, regime(found.host_s, found.device_s))),
+                band_kind=band_kind,
+                memory=held,
+                floored=floored,
+                one_thread=modelled.one_thread,
+            )
+        )
+    return made

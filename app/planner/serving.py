@@ -243,21 +243,35 @@ def _best(part: CatalogHardware, precision: Precision, shape: LlmShape, request:
     if shards is None:
         memory = _needed(shape, precision, 1, request, tried)
         return Refused(part, precision, tried, [_no_room(part, memory, tried, 1, request)])
-    options: list[Option] = []
-    last: list[Why] = []
+    # one prompt's prefill, whatever the batch: worked out once per part, precision and split
+    prefill = generation.step(
+        shape, Task.prefill, precision, 1, request.prompt_tokens, part, shards=shards, runtime=RUNTIME
+    )
+    assert prefill is not None
+    fitting: list[tuple[int, generation.Memory]] = []
+    no_room: list[Why] = []  # why no larger batch could help either
     for batch in _batches(request):
         memory = _needed(shape, precision, batch, request, shards)
         if capacity is not None and memory.total > capacity:
-            if not options:  # why no larger batch could help either
-                last = [*last, _no_room(part, memory, shards, batch, request)]
+            no_room = [_no_room(part, memory, shards, batch, request)]
             break
-        found = _sized(part, precision, shape, request, shards, batch, memory)
+        fitting.append((batch, memory))
+    if request.ttft_slo_ms is not None and prefill.seconds * 1000 > request.ttft_slo_ms:
+        fitting = fitting[-1:]  # no batch shortens the prefill: the largest says why, as each would
+    asked = [_spread(batch, request) for batch, _ in fitting]
+    context = request.prompt_tokens + request.output_tokens // 2
+    decodes = generation.steps_at(shape, Task.decode, precision, asked, context, part, shards=shards, runtime=RUNTIME)
+    options: list[Option] = []
+    last: list[Why] = []
+    for (_, memory), batch, decode in zip(fitting, asked, decodes, strict=True):
+        assert decode is not None
+        found = _sized(part, precision, shape, request, shards, batch, memory, prefill, decode)
         if isinstance(found, Option):
             options.append(found)
         else:
             last = found
     if not options:
-        return Refused(part, precision, shards, last)
+        return Refused(part, precision, shards, [*last, *no_room])
     return min(options, key=_key(request.objective))
 
 
@@ -276,6 +290,14 @@ def _no_room(part: CatalogHardware, memory: generation.Memory, shards: int, batc
     )
 
 
+def _spread(batch: int, request: ServingRequest) -> int:
+    """The batch each copy decodes: ``batch``, or with a given concurrency, its sequences spread evenly
+    over the copies that many at most ``batch`` each need."""
+    if request.concurrency is None:
+        return batch
+    return math.ceil(request.concurrency / math.ceil(request.concurrency / batch))
+
+
 def _sized(
     part: CatalogHardware,
     precision: Precision,
@@ -284,17 +306,13 @@ def _sized(
     shards: int,
     batch: int,
     memory: generation.Memory,
+    prefill: generation.Step,
+    decode: generation.Step,
 ) -> Option | list[Why]:
-    """The option at this batch with the copies the load needs, or why it cannot serve."""
-    prompt, output = request.prompt_tokens, request.output_tokens
-    if request.concurrency is not None:  # spread the sequences evenly over the copies they need
+    """The option at this batch (``_spread``'s) with the copies the load needs, or why it cannot serve."""
+    output = request.output_tokens
+    if request.concurrency is not None:
         replicas = math.ceil(request.concurrency / batch)
-        batch = math.ceil(request.concurrency / replicas)
-    decode = generation.step(
-        shape, Task.decode, precision, batch, prompt + output // 2, part, shards=shards, runtime=RUNTIME
-    )
-    prefill = generation.step(shape, Task.prefill, precision, 1, prompt, part, shards=shards, runtime=RUNTIME)
-    assert decode is not None and prefill is not None
     per_request = prefill.seconds + output * decode.seconds / batch
     rate = 1.0 / per_request
     busy = rate * prefill.seconds

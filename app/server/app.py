@@ -18,6 +18,7 @@ from app.contracts import Problem, TokenKind
 from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
+from app.server.gate import Gate
 from app.server.limits import BodySizeLimit, RefuseNul
 from app.server.observability import Metrics, RequestContext, configure_logging
 from app.server.routes import (
@@ -140,6 +141,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     metrics = Metrics()
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.heavy = Gate(settings.heavy_requests)
     errors.install(app)
     app.include_router(health.router)
     app.include_router(api_router())

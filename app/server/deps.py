@@ -15,6 +15,7 @@ from app.db import ratelimit, tokens
 from app.db.engine import Database
 from app.db.tokens import Principal
 from app.errors import AuthError, ForbiddenError, RateLimited
+from app.server.gate import heavy_turn
 
 _bearer = HTTPBearer(auto_error=False, description="hwa_<kind>_<id>.<secret>")
 
@@ -31,6 +32,9 @@ def get_settings(request: Request) -> Settings:
 
 DatabaseDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+HeavyTurn = Annotated[None, Depends(heavy_turn)]
+"""A heavy route's turn at the gate (app/server/gate.py); declare it after the caller's principal, so
+that only an authenticated caller waits for one."""
 
 
 SESSION_COOKIE = "hwa_session"

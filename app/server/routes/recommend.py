@@ -16,13 +16,13 @@ from app.contracts import (
 )
 from app.planner import plan, serving
 from app.recommender import predict, recommend
-from app.server.deps import DatabaseDep, Reader
+from app.server.deps import DatabaseDep, HeavyTurn, Reader
 
 router = APIRouter(tags=["recommender"])
 
 
 @router.post("/recommendations", response_model=Recommendation)
-def post_recommendation(spec: WorkloadSpec, _reader: Reader, db: DatabaseDep) -> Response:
+def post_recommendation(spec: WorkloadSpec, _reader: Reader, _turn: HeavyTurn, db: DatabaseDep) -> Response:
     """Every hardware x runtime x precision x batch for the workload: ranked by the objective, the
     Pareto front of throughput vs power marked, the rejected ones with their reasons."""
     with db.reading() as session:
@@ -40,7 +40,7 @@ def post_prediction(request: PredictionRequest, _reader: Reader, db: DatabaseDep
 
 
 @router.post("/plans", response_model=Plan)
-def post_plan(request: PlanRequest, _reader: Reader, db: DatabaseDep) -> Response:
+def post_plan(request: PlanRequest, _reader: Reader, _turn: HeavyTurn, db: DatabaseDep) -> Response:
     """How many devices of each candidate reach the target and hold the model, how long a training
     job takes, and what owning (or renting) them costs over the period: ranked by the objective,
     the rejected ones with their reasons, every assumption listed."""
@@ -50,7 +50,7 @@ def post_plan(request: PlanRequest, _reader: Reader, db: DatabaseDep) -> Respons
 
 
 @router.post("/plans/serving", response_model=ServingPlan)
-def post_serving_plan(request: ServingRequest, _reader: Reader, db: DatabaseDep) -> Response:
+def post_serving_plan(request: ServingRequest, _reader: Reader, _turn: HeavyTurn, db: DatabaseDep) -> Response:
     """Serving a language model (a preset or a custom shape): per part and precision, the devices that
     hold the weights and KV cache (tensor parallel where one is not enough) and carry the load within
     the TTFT and TPOT SLOs, with tokens/s, tokens per joule and dollars per million tokens; the parts

@@ -17,7 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from app.contracts import Name, OnnxProfileRead, Precision
 from app.errors import InvalidInput
 from app.perfmodel import onnx_profile
-from app.server.deps import Reader
+from app.server.deps import HeavyTurn, Reader
 
 router = APIRouter(tags=["workloads"])
 
@@ -36,6 +36,7 @@ BODY = {
 async def post_onnx_profile(
     request: Request,
     _reader: Reader,
+    _turn: HeavyTurn,
     name: Annotated[Name, Query(description="The custom workload's name.")] = "onnx_model",
     precision: Annotated[Precision, Query(description="Bytes per value to count the tensors at.")] = Precision.fp32,
     dim: Annotated[
