@@ -99,7 +99,10 @@ def enroll(
     admin approved hands out a working token only to a caller that proves it is the machine's agent
     by sending the machine's current token (the earlier tokens are then revoked); anyone else gets a
     token that awaits an admin's approval, and the machine, its tokens and its spec are untouched
-    until then. A machine still pending approval is simply re-registered: nothing was granted yet."""
+    until then. The same holds for a machine still pending approval whose first agent holds a token:
+    re-registering it outright let any holder of an enrollment token revoke that agent and take its
+    place in the admin's next approval. Only a pending machine with no live token (one brought back
+    from retirement) is simply registered again."""
     tokens.consume_use(session, enrollment_token_id)
     machine = session.scalars(select(Machine).where(Machine.fingerprint == spec.fingerprint)).first()
     if machine is None:
@@ -116,7 +119,9 @@ def enroll(
             f"machine {machine.id} was retired",
             hint=f"an admin brings it back with `hwadvisor machines unretire {machine.id}`",
         )
-    elif machine.status != MachineStatus.pending.value and not _proves(session, machine, machine_token):
+    elif not _proves(session, machine, machine_token) and (
+        machine.status != MachineStatus.pending.value or tokens.has_working(session, machine.id)
+    ):
         tokens.revoke_machine_tokens(session, machine.id, awaiting_only=True)
         _row, secret = tokens.issue(
             session,
@@ -173,8 +178,9 @@ def latest_spec(session: Session, machine_id: uuid.UUID) -> MachineSpec | None:
 
 
 def approve(session: Session, machine_id: uuid.UUID) -> Machine:
-    """Let a pending machine upload and take jobs; for an approved machine with a re-enrolment
-    awaiting approval, let that agent's token work and revoke the machine's other tokens."""
+    """Let a pending machine upload and take jobs (with the token of the agent that enrolled it
+    first); for an approved machine with a re-enrolment awaiting approval, let that agent's token work
+    and revoke the machine's other tokens."""
     machine = get(session, machine_id)
     if machine.status == MachineStatus.retired.value:
         raise ConflictError(
@@ -182,6 +188,8 @@ def approve(session: Session, machine_id: uuid.UUID) -> Machine:
         )
     if machine.status == MachineStatus.pending.value:
         machine.status = MachineStatus.online.value
+        if tokens.has_working(session, machine.id):
+            return machine  # its first agent's; a re-enrolment beside it waits for its own approval
     tokens.approve_awaiting(session, machine.id)
     return machine
 

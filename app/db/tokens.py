@@ -240,6 +240,15 @@ def has_awaiting(session: Session, machine_id: uuid.UUID) -> bool:
     return session.scalars(query.limit(1)).first() is not None
 
 
+def has_working(session: Session, machine_id: uuid.UUID) -> bool:
+    """Whether the machine has a token that is not revoked and not awaiting approval: an agent that
+    enrolled it first."""
+    query = select(TokenRow.id).where(
+        TokenRow.machine_id == machine_id, TokenRow.awaiting_approval.is_(False), TokenRow.revoked_at.is_(None)
+    )
+    return session.scalars(query.limit(1)).first() is not None
+
+
 def list_tokens(session: Session, *, kind: TokenKind | None = None) -> list[TokenRow]:
     query = select(TokenRow).order_by(TokenRow.created_at)
     if kind is not None:

@@ -143,3 +143,25 @@ def test_a_reenrolment_from_a_host_with_the_longest_name_is_held_not_a_server_er
     api.enroll(spec)
     answer = _reenroll(api, spec, machine_token="hwa_machine_000000000000." + "A" * 43)
     assert answer["status"] == "pending"
+
+
+def test_a_pending_machine_is_not_taken_over_before_its_approval(api: Api) -> None:
+    """An enrolled machine awaiting approval has its first agent's token: another holder of an
+    enrollment token, re-enrolling its fingerprint, neither revokes that agent nor becomes the machine
+    the admin approves; approving again, as the listing says, hands the machine to the newcomer."""
+    spec = machine_spec()
+    machine_id, real_token = api.enroll(spec, approve=False)
+    readonly = api.bearer(api.token("readonly"))
+    seen = api.client.get(f"/api/v1/machines/{machine_id}", headers=readonly).json()
+    forged = spec.model_copy(update={"fingerprint": seen["fingerprint"], "hostname": "intruder"})
+
+    answer = _reenroll(api, forged)
+    assert answer["machine_id"] == str(machine_id) and answer["status"] == "pending"
+    intruder = answer["machine_token"]
+    assert _beat(api, real_token)["status"] == "pending", "the first agent keeps its token"
+    assert api.client.get(f"/api/v1/machines/{machine_id}", headers=api.admin).json()["hostname"] == spec.hostname
+
+    assert api.client.post(f"/api/v1/machines/{machine_id}/approve", headers=api.admin).status_code == 200
+    assert api.post_run(real_token, run_report(spec)).status_code == 201
+    refused = api.post_run(intruder, run_report(forged))
+    assert refused.status_code == 403 and "pending approval" in refused.json()["detail"]
