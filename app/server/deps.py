@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections.abc import Callable
 from typing import Annotated
@@ -43,12 +44,19 @@ CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def check_csrf(request: Request) -> None:
-    """A cookie-authenticated change must echo the CSRF cookie in a header (double submit): another
-    site's page can make the browser send the cookie, but cannot read it to set the header."""
-    cookie = request.cookies.get(CSRF_COOKIE, "")
+def csrf_for(session_cookie: str) -> str:
+    """The CSRF value of a session: derived from its cookie, which no script can read (HttpOnly)."""
+    return hmac.new(session_cookie.encode(), b"hwadvisor csrf", hashlib.sha256).hexdigest()[:32]
+
+
+def check_csrf(request: Request, session_cookie: str) -> None:
+    """A cookie-authenticated change must send its session's CSRF value (``csrf_for``, which the login
+    also sets in a cookie the dashboard's script reads) in a header: another site's page can make the
+    browser send the cookies, but cannot read them to set the header. The value is the session's, not
+    any cookie's echo: one who can plant a cookie (a sibling subdomain, plain HTTP) could otherwise
+    choose both halves of a double submit."""
     header = request.headers.get(CSRF_HEADER, "")
-    if not cookie or not hmac.compare_digest(cookie, header):
+    if not header or not hmac.compare_digest(header, csrf_for(session_cookie)):
         raise ForbiddenError(
             "CSRF check failed", hint=f"send the {CSRF_COOKIE} cookie's value in the {CSRF_HEADER} header"
         )
@@ -73,7 +81,7 @@ def get_principal(
     if cookie is None:
         raise _missing_token()
     if request.method not in SAFE_METHODS:
-        check_csrf(request)
+        check_csrf(request, cookie)
     with db.reading() as session:
         return tokens.authenticate_session(session, cookie, env_admin_token=settings.admin_token)
 

@@ -83,3 +83,23 @@ def test_changing_the_environments_admin_token_ends_its_sessions(db: Database, s
     with TestClient(create_app(rotated, database=db)) as client:
         _only(client, cookie)
         assert client.get("/api/v1/tokens").status_code == 401
+
+
+def test_a_planted_csrf_cookie_and_its_echo_are_not_the_sessions(api: Api) -> None:
+    """Who can plant a cookie (a sibling subdomain, plain HTTP) chooses both halves of a plain double
+    submit; the CSRF value is the session's own, so an echo of a planted one is refused."""
+    cookie = _log_in(api, api.admin_token)
+    real = str(api.client.cookies[CSRF_COOKIE])
+
+    def change(csrf_cookie: str, header: str) -> int:
+        _only(api.client, cookie)
+        api.client.cookies.set(CSRF_COOKIE, csrf_cookie)
+        made = api.client.post("/api/v1/tokens", json={"kind": "readonly"}, headers={CSRF_HEADER: header})
+        return int(made.status_code)
+
+    assert change("chosen", "chosen") == 403
+    assert change(real, real) == 201
+    api.client.cookies.clear()
+    other = _log_in(api, api.admin_token)  # another session's value does not fit this one
+    other_csrf = str(api.client.cookies[CSRF_COOKIE])
+    assert other != cookie and change(other_csrf, other_csrf) == 403

@@ -7,7 +7,6 @@ with the cookie need the CSRF header (deps.check_csrf)."""
 
 from __future__ import annotations
 
-import secrets
 from datetime import timedelta
 
 from fastapi import APIRouter, Request, Response
@@ -15,7 +14,15 @@ from fastapi import APIRouter, Request, Response
 from app.contracts import SessionInfo, SessionLogin, TokenKind
 from app.db import tokens
 from app.errors import AuthError, ForbiddenError
-from app.server.deps import CSRF_COOKIE, SESSION_COOKIE, DatabaseDep, Reader, SettingsDep, authenticate_limited
+from app.server.deps import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    DatabaseDep,
+    Reader,
+    SettingsDep,
+    authenticate_limited,
+    csrf_for,
+)
 
 router = APIRouter(prefix="/session", tags=["session"])
 SESSION_HOURS = 12
@@ -39,7 +46,7 @@ def log_in(
         )
     secure = request.url.scheme == "https"
     response.set_cookie(SESSION_COOKIE, cookie, max_age=age, httponly=True, samesite="strict", secure=secure)
-    response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), max_age=age, samesite="strict", secure=secure)
+    response.set_cookie(CSRF_COOKIE, csrf_for(cookie), max_age=age, samesite="strict", secure=secure)
     return SessionInfo(kind=principal.kind)
 
 
