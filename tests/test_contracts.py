@@ -78,6 +78,14 @@ def test_a_result_must_name_a_device_the_machine_has() -> None:
         run_report(results=[result(device="cuda:7")])
 
 
+def test_a_job_cannot_be_further_along_than_its_configs() -> None:
+    from app.contracts import JobProgress
+
+    with pytest.raises(ValidationError, match=r"configs_done \(100\) is more than configs_total \(1\)"):
+        JobProgress(configs_done=100, configs_total=1)
+    assert JobProgress(configs_done=1, configs_total=1).configs_done == 1
+
+
 def test_power_figure_must_say_where_it_came_from() -> None:
     with pytest.raises(ValidationError, match="power_source"):
         result(power_source="none", mean_power_w=300.0)

@@ -276,6 +276,12 @@ class JobProgress(Strict):
     configs_done: int = Field(ge=0, le=INT32_MAX)
     configs_total: int | None = Field(default=None, ge=0, le=INT32_MAX)
 
+    @model_validator(mode="after")
+    def _done_within_total(self) -> JobProgress:
+        if self.configs_total is not None and self.configs_done > self.configs_total:
+            raise ValueError(f"configs_done ({self.configs_done}) is more than configs_total ({self.configs_total})")
+        return self
+
 
 class JobFinish(Strict):
     """done or failed; queued hands the job back (an agent told to stop mid-job), to be run again."""

@@ -98,8 +98,20 @@ def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHard
     row.updated_at = utcnow()
     session.flush()
     merged = entries(session)
+    _check_power_range(merged[catalog_id])
     _check_aliases(merged, merged[catalog_id], changes.get("aliases") or [])
     return merged[catalog_id]
+
+
+def _check_power_range(changed: CatalogHardware) -> None:
+    """The power limits, as the entry now has them, must be a range (the caller's transaction rolls
+    back otherwise): the recommender caps a device's draw between them."""
+    low, high = changed.power_limit_min_w, changed.power_limit_max_w
+    if low is not None and high is not None and low > high:
+        raise InvalidInput(
+            f"{changed.id}'s power_limit_min_w ({low:g} W) would be above its power_limit_max_w ({high:g} W)",
+            hint="give both limits in one change, the minimum at most the maximum",
+        )
 
 
 def _check_aliases(merged: dict[str, CatalogHardware], changed: CatalogHardware, aliases: Iterable[str]) -> None:

@@ -264,3 +264,15 @@ def test_the_listing_is_documented_in_openapi(api: Api) -> None:
     assert all(p.get("description") for p in operation["parameters"] if p["name"] not in ("limit", "offset"))
     entry = schema["components"]["schemas"]["CatalogRead"]["properties"]
     assert {"price", "price_date", "release_year", "price_usd", "release_price_usd"} <= set(entry)
+
+
+def test_power_limits_must_stay_a_range_and_a_refused_change_keeps_nothing(api: Api) -> None:
+    l4 = api.client.get("/api/v1/catalog/l4", headers=api.admin).json()
+    inverted = {"power_limit_min_w": 900, "power_limit_max_w": 100}
+    refused = api.client.put("/api/v1/catalog/l4", json=inverted, headers=api.admin)
+    assert refused.status_code == 422 and "power_limit_min_w (900 W) would be above" in refused.json()["detail"]
+    above_the_shipped_max = api.client.put("/api/v1/catalog/l4", json={"power_limit_min_w": 1000}, headers=api.admin)
+    assert above_the_shipped_max.status_code == 422
+    assert api.client.get("/api/v1/catalog/l4", headers=api.admin).json() == l4
+    both = {"power_limit_min_w": 40, "power_limit_max_w": 60}
+    assert api.client.put("/api/v1/catalog/l4", json=both, headers=api.admin).status_code == 200
