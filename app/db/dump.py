@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from sqlalchemy import Table, func, insert, select, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import StatementError
 
 from app.db import migrate
 from app.db.engine import Database
@@ -59,19 +60,38 @@ def export(db: Database, out: IO[str]) -> dict[str, int]:
     return counts
 
 
-def _lines(source: IO[str]) -> Iterator[dict[str, Any]]:
+def _lines(source: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in enumerate(source, start=1):
         if line.strip():
             try:
-                yield json.loads(line)
+                item = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ConflictError(f"line {number} of the export is not JSON: {exc}") from exc
+            if not isinstance(item, dict):
+                raise ConflictError(f"line {number} of the export is not a JSON object")
+            yield number, item
+
+
+def _row(number: int, item: dict[str, Any], decoders: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """A line's table and row, its values as the columns bind them; a line that is not one is refused
+    with its number (an export edited by hand, or cut short), never a traceback."""
+    try:
+        name, row = item["table"], item["row"]
+        if name not in decoders:
+            raise ConflictError(f"line {number}: the export has a table this schema lacks: {name}")
+        return name, {k: decoders[name][k](v) if k in decoders[name] and v is not None else v for k, v in row.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ConflictError(
+            f"line {number} of the export is not a row: {exc.__class__.__name__} {exc}",
+            hint='each line after the first is {"table": NAME, "row": {COLUMN: VALUE, ...}}, '
+            "as `hwadvisor db export` writes",
+        ) from exc
 
 
 def import_(db: Database, source: IO[str]) -> dict[str, int]:
     lines = _lines(source)
-    header = next(lines, None)
-    if not header or header.get("format") != FORMAT:
+    _, header = next(lines, (0, {}))
+    if header.get("format") != FORMAT:
         raise ConflictError("this is not an hwadvisor export (its first line names no format)")
     revision = migrate.current_revision(db.url)
     if header.get("revision") != revision:
@@ -88,23 +108,20 @@ def import_(db: Database, source: IO[str]) -> dict[str, int]:
                 raise ConflictError(f"table {name} is not empty", hint="import into a freshly migrated database")
         pending: list[dict[str, Any]] = []
         current: str | None = None
-        for item in lines:
-            name, row = item["table"], item["row"]
-            if name not in tables:
-                raise ConflictError(f"the export has a table this schema lacks: {name}")
+        number = 0
+        for number, item in lines:
+            name, row = _row(number, item, decoders)
             if name != current and pending:
-                _flush(conn, tables[current], pending)  # type: ignore[index]
+                _flush(conn, tables[current], pending, number)  # type: ignore[index]
                 pending = []
             current = name
-            pending.append(
-                {k: decoders[name][k](v) if k in decoders[name] and v is not None else v for k, v in row.items()}
-            )
+            pending.append(row)
             imported[name] += 1
             if len(pending) >= BATCH:
-                _flush(conn, tables[name], pending)
+                _flush(conn, tables[name], pending, number)
                 pending = []
         if pending and current is not None:
-            _flush(conn, tables[current], pending)
+            _flush(conn, tables[current], pending, number)
         if conn.dialect.name == "postgresql":
             _advance_sequences(conn, tables.values())
     expected = header.get("tables", {})
@@ -113,8 +130,16 @@ def import_(db: Database, source: IO[str]) -> dict[str, int]:
     return imported
 
 
-def _flush(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    conn.execute(insert(table), rows)
+def _flush(conn: Connection, table: Table, rows: list[dict[str, Any]], number: int) -> None:
+    """Insert rows of ``table`` read up to line ``number``; the database refusing them (a missing
+    column, a row whose parent is not in the export) is the import's error, and nothing is kept."""
+    try:
+        conn.execute(insert(table), rows)
+    except StatementError as exc:
+        raise ConflictError(
+            f"the {table.name} rows up to line {number} could not be stored: {exc.orig or exc}"[:1000],
+            hint="nothing was imported; import an export written by `hwadvisor db export` unchanged",
+        ) from exc
 
 
 def _advance_sequences(conn: Connection, tables: Any) -> None:

@@ -79,3 +79,30 @@ def test_import_refuses_a_database_that_is_not_empty(scratch: ScratchDatabases, 
     with pytest.raises(ConflictError, match="not an hwadvisor export"):
         dump.import_(source, io.StringIO('{"something": "else"}\n'))
     source.dispose()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"row": {}}', r"line 2 of the export is not a row: KeyError 'table'"),
+        ("[1, 2]", "line 2 of the export is not a JSON object"),
+        ('{"table": "machines", "row": {"id": "not-a-uuid"}}', "line 2 of the export is not a row: ValueError"),
+        ('{"table": "nope", "row": {}}', "line 2: the export has a table this schema lacks: nope"),
+        ('{"table": "machines", "row": {"no_such_column": 1}}', "the machines rows up to line 2 could not be stored"),
+    ],
+)
+def test_a_line_that_is_not_a_row_is_refused_with_its_number_and_nothing_is_kept(
+    scratch: ScratchDatabases, line: str, message: str
+) -> None:
+    source = filled(scratch)
+    exported = io.StringIO()
+    dump.export(source, exported)
+    header = exported.getvalue().splitlines()[0]
+    target = Database(scratch.new("sqlite"))
+    migrate.upgrade(target.url)
+    with pytest.raises(ConflictError, match=message):
+        dump.import_(target, io.StringIO(f"{header}\n{line}\n"))
+    empty = io.StringIO()
+    assert not any(dump.export(target, empty).values())
+    source.dispose()
+    target.dispose()
