@@ -16,6 +16,8 @@ from app.server.limits import MAX_OFFSET
 
 router = APIRouter(tags=["catalog"])
 Source = Annotated[str, Query(pattern=r"^public:[a-z0-9][a-z0-9_.\-]{0,60}$")]
+CatalogIdPath = Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=64)]
+"""A catalog id in a path, as the catalog spells every one (a 422 naming it, not a 404 echoing any text)."""
 
 
 def catalog_filter(
@@ -64,14 +66,14 @@ def match_catalog_name(
 
 
 @router.get("/catalog/{catalog_id}")
-def get_catalog_entry(catalog_id: str, _reader: Reader, db: DatabaseDep) -> CatalogRead:
+def get_catalog_entry(catalog_id: CatalogIdPath, _reader: Reader, db: DatabaseDep) -> CatalogRead:
     with db.reading() as session:
         return read(catalog.entry(session, catalog_id))
 
 
 @router.put("/catalog/{catalog_id}")
 def put_catalog_entry(
-    catalog_id: Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=64)],
+    catalog_id: CatalogIdPath,
     patch: CatalogPatch,
     _admin: Admin,
     db: DatabaseDep,
@@ -84,7 +86,7 @@ def put_catalog_entry(
 
 
 @router.delete("/catalog/{catalog_id}/overrides", status_code=204)
-def reset_catalog_entry(catalog_id: str, _admin: Admin, db: DatabaseDep) -> None:
+def reset_catalog_entry(catalog_id: CatalogIdPath, _admin: Admin, db: DatabaseDep) -> None:
     """Drop the lab's changes: a shipped entry is as shipped again; the lab's own entry is removed."""
     with db.writing() as session:
         catalog.reset(session, catalog_id)
