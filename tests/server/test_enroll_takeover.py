@@ -25,6 +25,17 @@ def _reenroll(api: Api, spec: MachineSpec, *, machine_token: str | None = None) 
     return dict(response.json())
 
 
+def _intrude(api: Api, spec: MachineSpec, machine_id: uuid.UUID) -> tuple[MachineSpec, str]:
+    """What an intruder with a read-only key learns, and all it needs to describe the machine: the
+    forged spec, and the token its re-enrolment gets (awaiting approval)."""
+    readonly = api.bearer(api.token("readonly"))
+    seen = api.client.get(f"/api/v1/machines/{machine_id}", headers=readonly).json()
+    forged = spec.model_copy(update={"fingerprint": seen["fingerprint"], "hostname": "intruder"})
+    answer = _reenroll(api, forged)
+    assert answer["machine_id"] == str(machine_id) and answer["status"] == "pending"
+    return forged, str(answer["machine_token"])
+
+
 def _beat(api: Api, token: str) -> dict:  # type: ignore[type-arg]
     response = api.client.post("/api/v1/agents/heartbeat", json={"state": "idle"}, headers=api.bearer(token))
     assert response.status_code == 200, response.text
@@ -34,14 +45,7 @@ def _beat(api: Api, token: str) -> dict:  # type: ignore[type-arg]
 def test_reenrolling_with_a_known_fingerprint_does_not_take_the_machine_over(api: Api, db: Database) -> None:
     spec = machine_spec()
     machine_id, real_token = api.enroll(spec)
-    # What an intruder with a read-only key learns, and all it needs to describe the machine.
-    readonly = api.bearer(api.token("readonly"))
-    seen = api.client.get(f"/api/v1/machines/{machine_id}", headers=readonly).json()
-    forged = spec.model_copy(update={"fingerprint": seen["fingerprint"], "hostname": "intruder"})
-
-    answer = _reenroll(api, forged)
-    assert answer["machine_id"] == str(machine_id) and answer["status"] == "pending"
-    intruder = answer["machine_token"]
+    forged, intruder = _intrude(api, spec, machine_id)
 
     # the intruder can do nothing as the machine ...
     refused = api.post_run(intruder, run_report(forged))
@@ -151,13 +155,7 @@ def test_a_pending_machine_is_not_taken_over_before_its_approval(api: Api) -> No
     the admin approves; approving again, as the listing says, hands the machine to the newcomer."""
     spec = machine_spec()
     machine_id, real_token = api.enroll(spec, approve=False)
-    readonly = api.bearer(api.token("readonly"))
-    seen = api.client.get(f"/api/v1/machines/{machine_id}", headers=readonly).json()
-    forged = spec.model_copy(update={"fingerprint": seen["fingerprint"], "hostname": "intruder"})
-
-    answer = _reenroll(api, forged)
-    assert answer["machine_id"] == str(machine_id) and answer["status"] == "pending"
-    intruder = answer["machine_token"]
+    forged, intruder = _intrude(api, spec, machine_id)
     assert _beat(api, real_token)["status"] == "pending", "the first agent keeps its token"
     assert api.client.get(f"/api/v1/machines/{machine_id}", headers=api.admin).json()["hostname"] == spec.hostname
 
@@ -165,3 +163,6 @@ def test_a_pending_machine_is_not_taken_over_before_its_approval(api: Api) -> No
     assert api.post_run(real_token, run_report(spec)).status_code == 201
     refused = api.post_run(intruder, run_report(forged))
     assert refused.status_code == 403 and "pending approval" in refused.json()["detail"]
+    assert api.client.post(f"/api/v1/machines/{machine_id}/approve", headers=api.admin).status_code == 200
+    assert api.post_run(intruder, run_report(forged)).status_code == 201
+    assert api.post_run(real_token, run_report(spec)).status_code == 401
