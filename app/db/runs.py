@@ -33,12 +33,14 @@ def get(session: Session, run_id: uuid.UUID) -> Run:
 def ingest(db: Database, *, machine_id: uuid.UUID, report: RunReport) -> tuple[RunRead, bool]:
     """Store the report for the machine; (the stored run, whether it was new).
 
-    A run id already stored for this machine answers with what is stored and changes nothing; a
-    concurrent duplicate loses the primary-key race and is answered the same way."""
+    A run id already stored for this machine answers with what is stored and changes nothing (an
+    agent's retry); a concurrent duplicate loses the primary-key race and is answered the same way. A
+    report under a stored run id that is not that run (another suite, other times, another number of
+    results) is refused: answering it as stored would tell its sender its results were kept."""
     with db.reading() as session:
         existing = session.get(Run, report.run_id)
         if existing is not None:
-            return _stored(existing, machine_id), False
+            return _stored(existing, machine_id, report), False
     try:
         with db.writing() as session:
             return _insert(session, machine_id=machine_id, report=report), True
@@ -47,13 +49,24 @@ def ingest(db: Database, *, machine_id: uuid.UUID, report: RunReport) -> tuple[R
             existing = session.get(Run, report.run_id)
             if existing is None:
                 raise
-            return _stored(existing, machine_id), False
+            return _stored(existing, machine_id, report), False
 
 
-def _stored(run: Run, machine_id: uuid.UUID) -> RunRead:
+def _stored(run: Run, machine_id: uuid.UUID, report: RunReport) -> RunRead:
     if run.machine_id != machine_id:
         raise ForbiddenError(f"run {run.id} belongs to another machine")
-    return to_read(run)
+    stored = to_read(run)
+    same_times = all(
+        abs((a - b).total_seconds()) < 1
+        for a, b in ((stored.started_at, report.started_at), (stored.finished_at, report.finished_at))
+    )
+    if stored.suite != report.suite or stored.result_count != len(report.results) or not same_times:
+        raise ConflictError(
+            f"run {run.id} is stored already as another run ({stored.suite}, {stored.result_count} results, "
+            f"started {stored.started_at:%Y-%m-%d %H:%M:%S})",
+            hint="a new run needs a new run_id; the agent makes one per run",
+        )
+    return stored
 
 
 def _insert(session: Session, *, machine_id: uuid.UUID, report: RunReport) -> RunRead:

@@ -30,6 +30,16 @@ def test_run_is_stored_with_all_its_results(api: Api, db: Database) -> None:
         assert stored[0].energy_per_sample_j == report.results[0].energy_per_sample_j
 
 
+def test_another_run_under_a_stored_run_id_is_refused_not_answered_as_stored(api: Api, db: Database) -> None:
+    _machine, token = api.enroll()
+    report = run_report()
+    assert api.post_run(token, report).status_code == 201
+    other = run_report(run_id=report.run_id, results=[result(batch_size=b) for b in (32, 64)])
+    refused = api.post_run(token, other)
+    assert refused.status_code == 409 and "is stored already as another run" in refused.json()["detail"]
+    assert _count(db, Run) == 1 and _count(db, ResultRow) == 3
+
+
 def test_duplicate_run_is_stored_once(api: Api, db: Database) -> None:
     _machine, token = api.enroll()
     report = run_report()
