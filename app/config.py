@@ -67,8 +67,8 @@ class Settings(BaseSettings):
         default=4,
         ge=1,
         description="Recommendations, plans and ONNX profiles one server process computes at once; another "
-        "waits up to a second for a turn, then gets 503 with Retry-After (agents' and the dashboard's other "
-        "calls keep the rest of the threads).",
+        "waits for a turn, holding no thread, up to 30 s, then gets 503 with Retry-After (agents' and the "
+        "dashboard's other calls keep the rest of the threads).",
     )
     heartbeat_interval_s: float = Field(default=15.0, gt=0, description="How often agents should heartbeat.")
     job_lease_s: float = Field(

@@ -113,6 +113,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         db = database or Database(settings.resolved_database_url)
         app.state.db = db
         app.state.export_limiter = anyio.CapacityLimiter(results.EXPORT_THREADS)  # in this worker's loop
+        app.state.heavy.open()
         metrics.watch(db)
         try:
             secret = bootstrap_admin_token(db, settings)
