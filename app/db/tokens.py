@@ -233,20 +233,22 @@ def approve_awaiting(session: Session, machine_id: uuid.UUID) -> bool:
     return True
 
 
-def has_awaiting(session: Session, machine_id: uuid.UUID) -> bool:
+def _has_live(session: Session, machine_id: uuid.UUID, *, awaiting: bool) -> bool:
     query = select(TokenRow.id).where(
-        TokenRow.machine_id == machine_id, TokenRow.awaiting_approval.is_(True), TokenRow.revoked_at.is_(None)
+        TokenRow.machine_id == machine_id, TokenRow.awaiting_approval.is_(awaiting), TokenRow.revoked_at.is_(None)
     )
     return session.scalars(query.limit(1)).first() is not None
+
+
+def has_awaiting(session: Session, machine_id: uuid.UUID) -> bool:
+    """Whether the machine has a token not revoked that awaits an admin's approval (a re-enrolment)."""
+    return _has_live(session, machine_id, awaiting=True)
 
 
 def has_working(session: Session, machine_id: uuid.UUID) -> bool:
     """Whether the machine has a token that is not revoked and not awaiting approval: an agent that
     enrolled it first."""
-    query = select(TokenRow.id).where(
-        TokenRow.machine_id == machine_id, TokenRow.awaiting_approval.is_(False), TokenRow.revoked_at.is_(None)
-    )
-    return session.scalars(query.limit(1)).first() is not None
+    return _has_live(session, machine_id, awaiting=False)
 
 
 def list_tokens(session: Session, *, kind: TokenKind | None = None) -> list[TokenRow]:
