@@ -33,21 +33,19 @@ class Gate:
     @asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
         assert self._free is not None, "the gate opens with the app's lifespan"
-        acquired = False
-        with anyio.move_on_after(WAIT_S):  # the wait alone: the answer takes as long as it takes
-            await self._free.acquire()
-            acquired = True
-        if acquired:
-            try:
-                yield
-            finally:
-                self._free.release()
-            return
-        raise Busy(
-            f"the server has been computing {self.turns} recommendations, plans or profiles for {WAIT_S:g} s",
-            retry_after_s=RETRY_AFTER_S,
-            hint=f"ask again in {RETRY_AFTER_S} s; an operator can raise HWADVISOR_HEAVY_REQUESTS",
-        )
+        try:
+            with anyio.fail_after(WAIT_S):  # the wait alone: the answer takes as long as it takes
+                await self._free.acquire()
+        except TimeoutError:
+            raise Busy(
+                f"the server has been computing {self.turns} recommendations, plans or profiles for {WAIT_S:g} s",
+                retry_after_s=RETRY_AFTER_S,
+                hint=f"ask again in {RETRY_AFTER_S} s; an operator can raise HWADVISOR_HEAVY_REQUESTS",
+            ) from None
+        try:
+            yield
+        finally:
+            self._free.release()
 
 
 async def heavy_turn(request: Request) -> AsyncIterator[None]:
