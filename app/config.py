@@ -63,6 +63,18 @@ class Settings(BaseSettings):
         default=20, ge=1, description="Failed logins or enrollments one client may make per window before 429."
     )
     auth_window_s: int = Field(default=300, ge=1, description="The window of auth_failures_per_window, seconds.")
+    read_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        description="A request's head must arrive whole within this many seconds of its first byte (or of the "
+        "connection opening), and a body may not go quiet for longer; the connection is closed otherwise.",
+    )
+    max_client_connections: int = Field(
+        default=100,
+        ge=0,
+        description="Open connections one client address may hold (0: no cap); behind a reverse proxy every "
+        "client has the proxy's address.",
+    )
     heavy_requests: int = Field(
         default=4,
         ge=1,

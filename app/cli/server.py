@@ -21,6 +21,7 @@ def server(
     import uvicorn
 
     from app.db import migrate
+    from app.server.connections import GuardedH11Protocol
 
     settings = get_settings()
     url = settings.resolved_database_url
@@ -35,6 +36,7 @@ def server(
         host=host or settings.host,
         port=port or settings.port,
         workers=workers,
+        http=GuardedH11Protocol,
         log_level="info",
         access_log=False,  # the server logs each request itself, with its request id
     )

@@ -1,0 +1,105 @@
+"""What one client's connections may hold: uvicorn's HTTP protocol with a read deadline and a
+per-address cap.
+
+uvicorn waits for a request's head and body as long as the client likes: a client that connects
+and says nothing, sends a header line every few seconds, or declares a body and never sends it,
+holds its socket (and a page of buffers) for ever, and a few thousand of them use up the process's
+file descriptors, after which nobody connects (slowloris). Here:
+
+- a connection's next request head must arrive whole within ``read_timeout_s`` of the connection
+  opening or of the head's first byte (so an idle keep-alive connection still closes on uvicorn's
+  own keep-alive timeout);
+- a body must not go quiet for ``read_timeout_s`` between two reads (a slow upload that keeps
+  moving is not cut);
+- one client address holds at most ``max_client_connections`` open connections; more are closed
+  as soon as they open. Behind a reverse proxy every client has the proxy's address: raise the cap
+  there, or set it to 0 (no cap) and let the proxy limit clients.
+
+A connection over its deadline is closed, as uvicorn closes one over its keep-alive timeout; a
+route still waiting for that body reads a disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from app.config import get_settings
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, with the read deadline and the per-address cap above."""
+
+    open_per_address: Counter[str] = Counter()  # one event loop per process: shared, never raced
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        settings = get_settings()
+        self.read_timeout_s = settings.read_timeout_s
+        self.max_client_connections = settings.max_client_connections
+        self.address: str | None = None
+        self.read_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.address = self.client[0] if self.client else None
+        if self.address is not None:
+            self.open_per_address[self.address] += 1
+            if self.max_client_connections and self.open_per_address[self.address] > self.max_client_connections:
+                cap = self.max_client_connections
+                self.logger.warning("closed a connection from %s: over its %d open connections", self.address, cap)
+                transport.close()
+                return
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self.address is not None:
+            self.open_per_address[self.address] -= 1
+            if self.open_per_address[self.address] <= 0:
+                del self.open_per_address[self.address]
+            self.address = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        awaiting_head = self.conn.their_state is h11.IDLE
+        super().data_received(data)
+        if self.transport.is_closing():
+            return
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            self._arm(restart=True)  # the body moved: the silence starts again
+        elif state is h11.IDLE and awaiting_head:
+            self._arm()  # part of a head: its deadline runs from its first byte
+        else:
+            self._disarm()  # the request is in: the route has it, keep-alive is uvicorn's
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._disarm()  # until the next request's first byte, uvicorn's keep-alive timeout holds
+
+    def _arm(self, *, restart: bool = False) -> None:
+        if self.read_deadline is not None:
+            if not restart:
+                return
+            self.read_deadline.cancel()
+        self.read_deadline = self.loop.call_later(self.read_timeout_s, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self.read_deadline is not None:
+            self.read_deadline.cancel()
+            self.read_deadline = None
+
+    def _too_slow(self) -> None:
+        self.read_deadline = None
+        if self.transport.is_closing():
+            return
+        self.logger.info("closed a connection from %s: nothing read for %.0f s", self.address, self.read_timeout_s)
+        with contextlib.suppress(h11.LocalProtocolError):  # h11 already knows the connection failed
+            self.conn.send(h11.ConnectionClosed())
+        self.transport.close()

@@ -1,0 +1,123 @@
+"""Slow and greedy clients against the real server process (app/server/connections.py): a connection
+that says nothing, a head sent a line at a time, a body that stops, and one address opening more
+connections than its share, each closed; a slow upload that keeps moving, and keep-alive, untouched."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from testkit.processes import server_process
+from tests.conftest import ScratchDatabases
+
+READ_TIMEOUT_S = 2.0
+CAP = 4
+
+
+@pytest.fixture(scope="module")
+def base(scratch: ScratchDatabases, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    env = {"HWADVISOR_READ_TIMEOUT_S": str(READ_TIMEOUT_S), "HWADVISOR_MAX_CLIENT_CONNECTIONS": str(CAP)}
+    with server_process(scratch.new("sqlite"), tmp_path_factory.mktemp("server"), env=env) as url:
+        yield url
+
+
+def _connect(base: str) -> socket.socket:
+    host, port = base.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=15)
+
+
+def _closed_after(sock: socket.socket) -> float:
+    """Seconds until the server closes the connection (reads return nothing), reading what it sends."""
+    start = time.monotonic()
+    while sock.recv(4096):
+        pass
+    return time.monotonic() - start
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """One whole answer (head and its Content-Length of body)."""
+    data = b""
+    while b"\r\n\r\n" not in data or len(data) < _length(data):
+        chunk = sock.recv(4096)
+        assert chunk, f"closed before an answer: {data!r}"
+        data += chunk
+    return data
+
+
+def _length(data: bytes) -> int:
+    head, _, _ = data.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(head) + 4 + int(value)
+    return len(head) + 4
+
+
+def test_a_connection_that_sends_nothing_is_closed(base: str) -> None:
+    with _connect(base) as sock:
+        waited = _closed_after(sock)
+    assert READ_TIMEOUT_S * 0.8 <= waited < READ_TIMEOUT_S + 8
+
+
+def test_a_head_sent_a_line_at_a_time_is_closed_though_it_keeps_coming(base: str) -> None:
+    with _connect(base) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        start = time.monotonic()
+        with pytest.raises(OSError):  # the server closes mid-trickle: a send or a read fails
+            for i in range(40):  # 20 s of header lines, each well inside the timeout
+                sock.sendall(f"X-Slow-{i}: 1\r\n".encode())
+                time.sleep(0.5)
+                sock.setblocking(False)
+                try:
+                    if sock.recv(4096) == b"":
+                        raise ConnectionResetError("closed by the server")
+                except BlockingIOError:
+                    pass
+                finally:
+                    sock.setblocking(True)
+        assert time.monotonic() - start < READ_TIMEOUT_S + 8
+
+
+def test_a_body_that_goes_quiet_is_closed_and_one_that_keeps_moving_is_read(base: str) -> None:
+    head = b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    with _connect(base) as quiet:
+        quiet.sendall(head + b"{")
+        waited = _closed_after(quiet)
+    assert READ_TIMEOUT_S * 0.8 <= waited < READ_TIMEOUT_S + 8
+
+    with _connect(base) as slow:
+        slow.sendall(head)
+        body = b'{"kind": "enrollment"}'.ljust(40)
+        for i in range(0, 40, 5):  # 40 bytes over 3.2 s, longer than the timeout, never quiet for as long
+            time.sleep(0.4)
+            slow.sendall(body[i : i + 5])
+        answer = _answer(slow)
+    assert answer.startswith(b"HTTP/1.1 401"), answer  # read whole, then refused for want of a token
+
+
+def test_one_address_holds_at_most_its_share_of_connections(base: str) -> None:
+    held = [_connect(base) for _ in range(CAP)]
+    try:
+        for sock in held:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # a head begun, not finished
+        with _connect(base) as extra:
+            assert _closed_after(extra) < READ_TIMEOUT_S * 0.8  # closed at once, not at the deadline
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.5)  # the server sees the closes
+    assert httpx.get(f"{base}/healthz", timeout=10).status_code == 200
+
+
+def test_a_kept_alive_connection_may_wait_longer_than_the_read_timeout_between_requests(base: str) -> None:
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    with _connect(base) as sock:
+        sock.sendall(request)
+        assert _answer(sock).startswith(b"HTTP/1.1 200")
+        time.sleep(READ_TIMEOUT_S * 1.5)  # idle between requests: uvicorn's keep-alive (5 s) rules, not ours
+        sock.sendall(request)
+        assert b"HTTP/1.1 200" in _answer(sock)
