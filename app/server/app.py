@@ -18,6 +18,7 @@ from app.contracts import Problem, TokenKind
 from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
+from app.server.conventions import HttpConventions
 from app.server.gate import Gate
 from app.server.limits import BodySizeLimit, RefuseNul
 from app.server.observability import Metrics, RequestContext, configure_logging
@@ -147,6 +148,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.include_router(health.router)
     app.include_router(api_router())
     web.mount(app)
+    app.add_middleware(HttpConventions)  # innermost: the log and metrics still see HEAD
     app.add_middleware(RefuseNul)
     app.add_middleware(
         BodySizeLimit,
