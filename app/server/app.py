@@ -139,6 +139,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         summary="Hardware-selection advisor for deep learning.",
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
+        docs_url=None,  # app/web serves /docs from its own copy of Swagger UI, not a CDN's
+        redoc_url=None,
     )
     metrics = Metrics()
     app.state.settings = settings

@@ -4,8 +4,10 @@ The page is plain JavaScript modules (app/web/static: main.js the shell, api.js,
 one module per page in pages/) that read and write through the same REST API as every other client,
 logged in with the admin token or a read-only key (a session cookie); no build step. A page is a
 plug-in: one file in static/pages/, listed by ``pages()`` for ``GET /api/v1/registry``, from which the
-shell learns what to import. The one third-party library, Chart.js, comes from the npm registry pinned
-by app/web/package-lock.json; ./scripts/setup installs it and copies it to static/vendor/.
+shell learns what to import. The API docs page (/docs) is Swagger UI over /openapi.json. The two
+third-party libraries, Chart.js and Swagger UI, come from the npm registry pinned by
+app/web/package-lock.json and are committed in static/vendor/ (scripts/vendor-frontend refreshes them):
+nothing is loaded from a CDN.
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ def dashboard() -> FileResponse | HTMLResponse:
     if not VENDOR_CHART.exists():
         return HTMLResponse(MISSING_VENDOR, status_code=503)
     return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+@router.get("/docs")
+def api_docs() -> FileResponse:
+    """Swagger UI over /openapi.json, from the package's own copy (FastAPI's page loads it from a CDN)."""
+    return FileResponse(STATIC / "api-docs.html", headers={"Cache-Control": "no-cache"})
 
 
 def mount(app: FastAPI) -> None:
