@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -105,6 +105,9 @@ class Observation:
     label: str = ""
     streams: int = 1
     """Copies of the step that ran at once, each on ``threads`` cores (app/perfmodel/model.py ``Case``)."""
+    weight: float = 1.0
+    """How much of one measurement this observation is: a lab machine known only by its generation is
+    one observation per catalog part it may be, each weighing a share (app/perfmodel/lab_levels.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,7 @@ class _Design:
     traffic_of: np.ndarray
     """Per stack group (and a last entry for none): the index of its traffic group."""
     traffics: list[str]
+    weight: Array
 
 
 def _design(observations: Sequence[Observation]) -> _Design:
@@ -145,13 +149,15 @@ def _design(observations: Sequence[Observation]) -> _Design:
         groups=groups,
         traffic_of=np.array([traffics.index(traffic_group(g)) for g in groups] + [-1]),
         traffics=traffics,
+        weight=np.array([o.weight for o in observations]),
     )
 
 
-def _predict(kind: str, theta: Array, design: _Design) -> Array:
-    """Throughput per observation; ``theta`` is the log of the parameters, stack factors, traffic factors."""
+def _predict(like: Params, theta: Array, design: _Design) -> Array:
+    """Throughput per observation; ``theta`` is the log of the parameters, stack factors, traffic factors;
+    what is not fitted (the eager kernel factors, the autograd factor, the stream rate) is ``like``'s."""
     n, g = len(PARAMETERS), len(design.groups)
-    params = Params(kind, dict(zip(PARAMETERS, np.exp(theta[:n]).tolist(), strict=True)))
+    params = replace(like, values=dict(zip(PARAMETERS, np.exp(theta[:n]).tolist(), strict=True)))
     stacks = np.concatenate([np.exp(theta[n : n + g]), [1.0]])
     traffic = np.concatenate([np.exp(theta[n + g :]), [1.0]])
     figures = design.device | {"traffic": traffic[design.traffic_of[design.group]]}
@@ -160,16 +166,20 @@ def _predict(kind: str, theta: Array, design: _Design) -> Array:
     return throughput
 
 
-def fit(observations: Sequence[Observation], kind: str, *, iterations: int = 60) -> Fit:
-    """The parameters (and stack factors) that best explain ``observations`` of devices of ``kind``."""
+def fit(observations: Sequence[Observation], kind: str, *, like: Params | None = None, iterations: int = 60) -> Fit:
+    """The parameters (and stack factors) that best explain ``observations`` of devices of ``kind``, with
+    ``like``'s factors that are not fitted (none by default: 1, or no stream rate)."""
+    like = like or Params(kind, {})
     design = _design([o for o in observations if o.device.kind == kind])
     prior = PRIORS[kind]
     factors = len(design.groups) + len(design.traffics)
     mean = np.array([math.log(prior[p][0]) for p in PARAMETERS] + [0.0] * factors)
     spread = np.array([prior[p][1] for p in PARAMETERS] + [STACK_PRIOR_SPREAD] * factors)
 
+    weight = np.sqrt(design.weight)
+
     def residuals(theta: Array) -> Array:
-        fitted = (np.log(_predict(kind, theta, design)) - np.log(design.measured)) / DATA_SPREAD
+        fitted = weight * (np.log(_predict(like, theta, design)) - np.log(design.measured)) / DATA_SPREAD
         return np.concatenate([fitted, (theta - mean) / spread])
 
     theta = mean.copy()
@@ -202,7 +212,7 @@ def fit(observations: Sequence[Observation], kind: str, *, iterations: int = 60)
     values = np.exp(theta)
     n, g = len(PARAMETERS), len(design.groups)
     return Fit(
-        params=Params(kind, dict(zip(PARAMETERS, values[:n].tolist(), strict=True))),
+        params=replace(like, values=dict(zip(PARAMETERS, values[:n].tolist(), strict=True))),
         stacks=dict(zip(design.groups, values[n : n + g].tolist(), strict=True)),
         traffic=dict(zip(design.traffics, values[n + g :].tolist(), strict=True)),
     )
@@ -219,7 +229,7 @@ def predict(fitted: Fit, observations: Sequence[Observation]) -> Array:
         + [fitted.traffic.get(t, 1.0) for t in design.traffics]
     )
     theta = np.log(np.array(values, dtype=float))
-    return _predict(fitted.params.kind, theta, design)
+    return _predict(fitted.params, theta, design)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,13 +243,16 @@ class Held:
     """Without any stack factor: what the model says with nothing to calibrate the stack on."""
 
 
-def leave_one_part_out(observations: Sequence[Observation], kind: str, *, only: str | None = None) -> list[Held]:
-    """Each part (whose label contains ``only``, if given) predicted by the model fitted on every other part."""
+def leave_one_part_out(
+    observations: Sequence[Observation], kind: str, *, only: str | None = None, like: Params | None = None
+) -> list[Held]:
+    """Each part (whose label contains ``only``, if given) predicted by the model fitted on every other part
+    (with ``like``'s factors that are not fitted, as ``fit``)."""
     mine = [o for o in observations if o.device.kind == kind]
     parts = sorted({o.device.id for o in mine if only is None or only in o.label})
     held_out: list[Held] = []
     for part in parts:
-        fitted = fit([o for o in mine if o.device.id != part], kind)
+        fitted = fit([o for o in mine if o.device.id != part], kind, like=like)
         held = [o for o in mine if o.device.id == part and (only is None or only in o.label)]
         bare = Fit(fitted.params, {}, {})
         for o, p, u in zip(held, predict(fitted, held), predict(bare, held), strict=True):
