@@ -11,13 +11,18 @@
    and column on the other GPUs) and the previous whole-model transfer (app/recommender/scaling.py).
 2. Forward in time: calibrated on Lambda 2022 and 2024 only, the model predicts Lambda's 2025 rerun
    (v2_2025, read from the datasets folder, never shipped nor fitted) for the H200, B200 and GH200.
-3. CPUs: leave one CPU out over OpenVINO's published CPU rows.
+3. CPUs: leave one CPU out over OpenVINO's published CPU rows, the lab CPUs' figures (test 6) in the
+   calibration; side by side, the model calibrated on OpenVINO's rows alone.
 4. A graph runtime on GPUs (never fitted): MLPerf Inference's TensorRT int8 runs (below) against the
    model's figure for a graph runtime with no stack factor: how far the model's GPU graph runtimes are
    from the best published inference stack.
 5. Eager PyTorch against ONNX Runtime on the lab's CPUs: each machine's measured eager / graph ratios
    predicted with the eager kernel factors (convolutions, GEMMs) from the other machines
    (app/perfmodel/runtime_pairs.py), and without any.
+6. The lab's CPUs' absolute figures (eager PyTorch and ONNX Runtime, the same machines): each machine's
+   predicted by the model calibrated on OpenVINO's rows and the other machines' figures
+   (app/perfmodel/lab_levels.py), the median over its generation's catalog parts; side by side, the
+   model calibrated on OpenVINO's rows alone, which is what set the CPU level before.
 ``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
 uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
@@ -39,7 +44,7 @@ import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +52,7 @@ import numpy as np
 from app.catalog import CatalogHardware, load
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
-from app.perfmodel import bands, mlperf_power, runtime_pairs
+from app.perfmodel import bands, lab_levels, mlperf_power, runtime_pairs
 from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
 from app.perfmodel.model import Params
@@ -367,16 +372,28 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
             out(f"{o.label}: measured {o.throughput:,.0f}/s, model {p:,.0f}/s, model / measured {p / o.throughput:.2f}")
 
     cpu = median_per_part(from_public(_public(CPU_SOURCES, one_device=False), catalog, _profile))
-    cpu_logo = with_bands(leave_one_out(cpu, "cpu"))
+    parts = list(catalog.values())
+    machines = runtime_pairs.shipped().machines
+    levelled = lab_levels.calibrated(cpu, machines, parts)
+    lab = lab_levels.observations(machines, parts)
+    only = CPU_SOURCES[0]
+    cpu_logo = with_bands(
+        [(h.observation, h.predicted) for h in leave_one_part_out([*cpu, *lab], "cpu", only=only, like=levelled.params)]
+    )
     out("")
-    out("# Leave one CPU out, OpenVINO 2024.1")
+    out("# Leave one CPU out, OpenVINO 2024.1 (the lab CPUs' figures in the calibration)")
     out(summary("performance model", cpu_logo))
+    out(compare("without the lab CPUs' figures", cpu_logo, {o.label: p for o, p in leave_one_out(cpu, "cpu")}))
     if args.markdown:
         out(table(cpu_logo))
 
     out("")
     out("# Eager PyTorch / ONNX Runtime on the lab's CPUs, each machine's eager kernel factors from the others")
-    eager_ratios(fit(cpu, "cpu").params, list(catalog.values()), out)
+    eager_ratios(fit(cpu, "cpu").params, parts, out)
+
+    out("")
+    out("# The lab's CPUs' own figures, each machine predicted from OpenVINO's rows and the other machines")
+    lab_level(cpu, machines, parts, out)
 
 
 def forward_diagnosis(
@@ -454,6 +471,37 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
     ):
         errors = [abs(math.log(row[k] / row[1].ratio)) for row in found]
         out(f"{name}: {len(errors)} ratios, mean abs log error {statistics.fmean(errors):.2f}")
+
+
+def lab_level(
+    cpu: Sequence[Observation],
+    machines: Sequence[runtime_pairs.Machine],
+    catalog: Sequence[CatalogHardware],
+    out: Callable[[str], None],
+) -> None:
+    """Test 6: each lab machine's absolute eager and ONNX Runtime figures (the median over its generation's
+    parts) by the model calibrated without it, beside the model calibrated on OpenVINO's rows alone (with
+    the eager kernel factors from the other machines: the model before the lab's figures set its level)."""
+    held = lab_levels.leave_one_machine_out(cpu, machines, catalog)
+    before = []
+    published_only = fit(cpu, "cpu")
+    for m in machines:
+        others = [other for other in machines if other.name != m.name]
+        params = runtime_pairs.with_factors(
+            published_only.params, runtime_pairs.factors(others, catalog, published_only.params)
+        )
+        before.extend(lab_levels.figures(replace(published_only, params=params), m, catalog))
+    for now, then in zip(held, before, strict=True):
+        out(
+            f"{now.machine} {now.config}: measured {now.measured:,.1f}/s, model {now.predicted / now.measured:.2f}x, "
+            f"before {then.predicted / then.measured:.2f}x"
+        )
+    for name, found in (("calibrated on the other machines", held), ("on OpenVINO's rows alone", before)):
+        logs = [math.log(f.predicted / f.measured) for f in found]
+        out(
+            f"{name}: {len(logs)} figures, mean abs log error {statistics.fmean(abs(x) for x in logs):.2f}, "
+            f"mean log error {statistics.fmean(logs):+.2f}"
+        )
 
 
 if __name__ == "__main__":

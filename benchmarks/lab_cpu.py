@@ -9,10 +9,11 @@ the EPYC 9005 series), not which of its SKUs, and a slice of a few vCPUs is not 
 honest comparison is against every server part of that generation: each predicted at the threads the
 config ran with (compute scales with the cores used, bandwidth four times faster: app/perfmodel/model.py
 ``scaled``), and the measured figure set beside the range of their predictions and their median.
-The model's CPU calibration is OpenVINO's published server figures, and the eager kernel factors (eager
-PyTorch against ONNX Runtime on the same machine) from the lab machines in
-app/perfmodel/data/cpu_runtime_pairs.json; ``--pairs NAME`` prints this machine's entry for that file.
-Only those ratios are fitted, and benchmarks/accuracy.py holds each machine's out in its fifth test.
+The model's CPU calibration is OpenVINO's published server figures and the lab machines in
+app/perfmodel/data/cpu_runtime_pairs.json: their absolute figures set the CPU level
+(app/perfmodel/lab_levels.py), their eager / ONNX Runtime ratios the eager kernel factors; ``--pairs NAME``
+prints this machine's entry for that file. A machine of a generation the file has is not held out here:
+benchmarks/accuracy.py holds each machine out, its fifth test for the ratios and its sixth for the level.
 
 Measures the quick suite's CPU configs of zoo workloads (about a minute on 2 cores), or reads them from
 a RunReport (``hwadvisor bench --out RUN.json``, or ``--save`` here: one measurement compared under two

@@ -4,9 +4,10 @@
 
 Fits the model's parameters (app/perfmodel/model.py) for GPUs on the Lambda 2022 and 2024
 single-GPU training results shipped in app/catalog/data/public_results.csv, and for CPUs on the
-OpenVINO CPU results, with a stack factor per published source and workload; on CPUs, the eager
-kernel factors (convolutions, GEMMs) from the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs
-(app/perfmodel/data/cpu_runtime_pairs.json, app/perfmodel/runtime_pairs.py). Then measures the
+OpenVINO CPU results, with a stack factor per published source and workload; on CPUs also on the
+absolute figures of the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs, which
+set the CPU model's level (app/perfmodel/lab_levels.py), and their ratios the eager kernel factors
+(convolutions, GEMMs; app/perfmodel/data/cpu_runtime_pairs.json, app/perfmodel/runtime_pairs.py). Then measures the
 bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
 quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
 source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
@@ -49,12 +50,11 @@ from pathlib import Path
 
 from app.catalog import load, reference
 from app.catalog.published import shipped as published
-from app.perfmodel import bands, host, references, stream
+from app.perfmodel import bands, host, lab_levels, references, stream
 from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS, Params
 from app.perfmodel.observations import from_public, median_per_part, system_errors
 from app.perfmodel.predict import profile_of
-from app.perfmodel.runtime_pairs import factors as eager_factors
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,17 +89,19 @@ def calibrate() -> dict[str, object]:
         counts[kind] = len(seen)
         if not seen:
             continue
-        fitted = fit(seen, kind)
+        if kind == "cpu":  # the level from the lab CPUs' own figures, the eager kernel factors from their pairs
+            machines = runtime_pairs().machines
+            fitted = lab_levels.calibrated(seen, machines, load())
+            eager[kind], eager_conv[kind] = _round(fitted.params.eager_kernel), _round(fitted.params.eager_conv)
+            lab = lab_levels.observations(machines, load())
+            counts["cpu-lab"] = sum(2 * len(m.pairs) for m in machines)
+            held = leave_one_part_out([*seen, *lab], kind, only=SOURCES[kind][0], like=fitted.params)
+        else:
+            fitted = fit(seen, kind)
+            held = leave_one_part_out(seen, kind)
         params[kind] = {p: _round(fitted.params[p]) for p in PARAMETERS}
-        if kind == "cpu":
-            measured = eager_factors(runtime_pairs().machines, load(), fitted.params)
-            if "gemm" in measured:
-                eager[kind] = _round(measured["gemm"])
-            if "conv" in measured:
-                eager_conv[kind] = _round(measured["conv"])
         stacks.update({g: _round(v) for g, v in fitted.stacks.items()})
         traffic.update({g: _round(v) for g, v in fitted.traffic.items()})
-        held = leave_one_part_out(seen, kind)
         for name, errors in (
             (kind, [abs(math.log(h.predicted / h.observation.throughput)) for h in held]),
             (f"{kind}-uncalibrated", [abs(math.log(h.unstacked / h.observation.throughput)) for h in held]),

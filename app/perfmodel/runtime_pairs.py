@@ -109,14 +109,14 @@ def shipped() -> Pairs:
     return Pairs.model_validate(json.loads(path.read_text(encoding="utf-8")))
 
 
-def _profile(pair: Pair) -> Profile | None:
+def profile_of_pair(pair: Pair) -> Profile | None:
     return profiles().get((pair.workload, pair.task, pair.precision))
 
 
 def group(pair: Pair) -> str | None:
     """The factor (a key of ``FACTORS``) ``pair`` measures: that of the class doing most of its matrix
     FLOPs; None when the model has no profile for it or the profile no matrix work."""
-    profile = _profile(pair)
+    profile = profile_of_pair(pair)
     if profile is None:
         return None
     flops = {name: 0.0 for name in FACTORS}
@@ -140,7 +140,7 @@ def modelled_ratios(
 ) -> list[float]:
     """The model's eager / graph throughput ratio for ``pair`` at each value of the factor it measures
     (``group``), the other as in ``params``: the median over ``parts``."""
-    profile, measures = _profile(pair), group(pair)
+    profile, measures = profile_of_pair(pair), group(pair)
     devices = [d for part in parts if (d := device(part, pair.precision)) is not None]
     if profile is None or measures is None or not devices:
         return []
