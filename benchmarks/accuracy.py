@@ -502,6 +502,13 @@ def lab_level(
             f"{name}: {len(logs)} figures, mean abs log error {statistics.fmean(abs(x) for x in logs):.2f}, "
             f"mean log error {statistics.fmean(logs):+.2f}"
         )
+    # split conformal, as the other tests: each machine's band from the other machines' held-out errors
+    inside = 0
+    for f in held:
+        others = [abs(math.log(g.predicted / g.measured)) for g in held if g.machine != f.machine]
+        band = bands.quantile(others)
+        inside += band is not None and abs(math.log(f.predicted / f.measured)) <= band
+    out(f"band coverage (each machine's band from the others' errors): {inside / len(held):.0%}")
 
 
 if __name__ == "__main__":

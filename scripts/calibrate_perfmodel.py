@@ -11,7 +11,9 @@ set the CPU model's level (app/perfmodel/lab_levels.py), and their ratios the ea
 bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
 quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
 source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
-calibrated (the lab's eager runs on a kind of device it has not measured) can be off by.
+calibrated (the lab's eager runs on a kind of device it has not measured) can be off by; ``cpu-lab``:
+eager PyTorch or ONNX Runtime on a CPU the lab has not measured, each lab machine's figures predicted
+by the level the others set (app/perfmodel/lab_levels.py).
 
 hwadvisor's own reference runs (app/catalog/data/reference/, eager PyTorch on GPUs it was lent) are
 not in the fit. They set the numbers the published runs cannot see, eager PyTorch's host costs
@@ -96,6 +98,10 @@ def calibrate() -> dict[str, object]:
             lab = lab_levels.observations(machines, load())
             counts["cpu-lab"] = sum(2 * len(m.pairs) for m in machines)
             held = leave_one_part_out([*seen, *lab], kind, only=SOURCES[kind][0], like=fitted.params)
+            level = lab_levels.leave_one_machine_out(seen, machines, load())
+            band = bands.quantile([abs(math.log(f.predicted / f.measured)) for f in level])
+            if band is not None:
+                found_bands[lab_levels.BAND] = _round(band)
         else:
             fitted = fit(seen, kind)
             held = leave_one_part_out(seen, kind)

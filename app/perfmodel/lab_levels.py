@@ -20,12 +20,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from app.catalog import CatalogHardware
 from app.perfmodel.calibrate import DATA_SPREAD, Fit, Observation, fit, predict
 from app.perfmodel.device import device
 from app.perfmodel.model import EAGER_RUNTIME
 from app.perfmodel.runtime_pairs import Machine, factors, profile_of_pair, with_factors
+from app.perfmodel.runtime_pairs import shipped as shipped_pairs
 
 LAB_SPREAD = 0.25
 """How far one lab figure may sit from its generation's level (log units), where a published row may sit
@@ -40,6 +42,23 @@ ROUNDS = 2
 """Fits of the level after the first on the published rows alone, each with the eager kernel factors the
 one before it gave. The factors are ratios on one machine, so they hardly move with the level: the second
 round changes them in the third decimal."""
+
+
+BAND = "cpu-lab"
+"""The band of a levelled runtime's CPU figure that no lab measurement of the part calibrates: the 90%
+quantile of the sixth test's errors, each lab machine's figures predicted from the others
+(``leave_one_machine_out``, written by scripts/calibrate_perfmodel.py)."""
+
+
+def levelled(runtime: str) -> bool:
+    """Whether the lab's figures set the level of ``runtime`` on CPUs: eager PyTorch and the graph
+    runtimes the shipped pairs measured beside it."""
+    return runtime in _levelled()
+
+
+@cache
+def _levelled() -> frozenset[str]:
+    return frozenset({EAGER_RUNTIME, *(p.graph_runtime for m in shipped_pairs().machines for p in m.pairs)})
 
 
 def observations(machines: Sequence[Machine], catalog: Sequence[CatalogHardware]) -> list[Observation]:

@@ -29,6 +29,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
+from app.perfmodel import lab_levels
 from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.calibrate import traffic_group
 from app.perfmodel.generation import zoo_factor
@@ -297,9 +298,10 @@ def why_unmodelled(hardware: Hardware, config: Config, evidence: Evidence) -> st
     )
 
 
-def _band(kind: str, correction: LabCorrection | None, regime: str, part: bool) -> float:
+def _band(kind: str, runtime: str, correction: LabCorrection | None, regime: str, part: bool) -> float:
     """The band a lab-stack figure earned, measured on steps of its ``regime`` (host- or device-bound,
-    app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it;
+    app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it
+    (on a CPU, for a runtime whose level the lab CPUs' figures set, their leave-one-machine-out band);
     a part's own reference run between its batches, leave-one-batch-out; beyond them, the wider of that
     and the transfer's; else the transfer's. Far beyond every batch the calibrating devices measured
     (``references.BEYOND_NEAR``), never narrower than the nearest ratio carried that far errs
@@ -307,7 +309,8 @@ def _band(kind: str, correction: LabCorrection | None, regime: str, part: bool) 
     stands for any machine of it: never narrower than how far machines of one part measure apart
     (``machine``)."""
     if correction is None:
-        band = _regime_band(f"{kind}-uncalibrated", regime)
+        alone = lab_levels.BAND if kind == "cpu" and lab_levels.levelled(runtime) else f"{kind}-uncalibrated"
+        band = _regime_band(alone, regime, f"{kind}-uncalibrated")
     elif correction.between is None:
         band = _regime_band(f"{kind}-transfer", regime, kind)
     else:
@@ -431,7 +434,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         correction = at_twin if at_twin is not None else own
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
         far = correction is not None and correction.beyond
-        band = _band(kind, correction, modelled.regime, not hardware.ref.owned)
+        band = _band(kind, config.runtime, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
         language = None if correction is not None else _language_model(hardware, config, evidence, modelled)
         if language is not None:
