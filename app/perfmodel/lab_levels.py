@@ -39,10 +39,9 @@ level. Weighed as published rows, the 40 figures' scatter moved the parameters O
 LAB_WEIGHT = (DATA_SPREAD / LAB_SPREAD) ** 2
 
 ROUNDS = 2
-"""Fits of the level after the first on the published rows alone, each with the eager kernel factors the
-one before it gave. The factors are ratios on one machine, so they hardly move with the level: the second
-round changes them in the third decimal."""
-
+"""How many times the level is fitted with the lab's figures, after a first fit on the published rows
+alone, each time at the eager kernel factors the fit before gave. The factors are ratios on one machine
+and hardly move with the level: the second time changes them in the third decimal."""
 
 BAND = "cpu-lab"
 """The band of a levelled runtime's CPU figure that no lab measurement of the part calibrates: the 90%
