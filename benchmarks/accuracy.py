@@ -167,6 +167,11 @@ def leave_one_out(
     return [(h.observation, h.predicted) for h in leave_one_part_out(observations, kind, only=held_source)]
 
 
+def openvino_rows(catalog: dict[str, CatalogHardware]) -> list[Observation]:
+    """OpenVINO's published CPU rows as the CPU fit reads them: each part's systems at one config once."""
+    return median_per_part(from_public(_public(CPU_SOURCES, one_device=False), catalog, _profile))
+
+
 def loglinear(observations: Sequence[Observation]) -> dict[str, float]:
     """The naive baseline's leave-one-out prediction per observation label (3 parameters per column)."""
     by: dict[str, list[Observation]] = defaultdict(list)
@@ -371,7 +376,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         for o, p in zip(mlperf, predict(Fit(bare.params, {}, {}), mlperf), strict=True):
             out(f"{o.label}: measured {o.throughput:,.0f}/s, model {p:,.0f}/s, model / measured {p / o.throughput:.2f}")
 
-    cpu = median_per_part(from_public(_public(CPU_SOURCES, one_device=False), catalog, _profile))
+    cpu = openvino_rows(catalog)
     parts = list(catalog.values())
     machines = runtime_pairs.shipped().machines
     levelled = lab_levels.calibrated(cpu, machines, parts)

@@ -2,6 +2,7 @@
 what the performance model predicts for the catalog parts this CPU can be.
 
     .venv/bin/python -m benchmarks.lab_cpu [--report RUN.json | --save RUN.json] [--budget-s 1.5] [--pairs NAME]
+                                           [--without NAME]
 
 A virtual machine reports a generic name ("AMD EPYC") that matches no catalog entry, by design: the
 vendor's family and model numbers say which generation it is (AMD family 26 model 2 is Zen 5 "Turin",
@@ -40,6 +41,8 @@ from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
 from app.perfmodel.profile import TENSOR_CLASSES, shipped
 from app.perfmodel.runtime_pairs import Machine, Pair
+from app.perfmodel.runtime_pairs import shipped as shipped_pairs
+from benchmarks.accuracy import openvino_rows
 from benchmarks.llm_accuracy import result_step
 
 GENERATIONS: tuple[tuple[str, int, range, str, str], ...] = (
@@ -172,8 +175,13 @@ def compare(
 
 
 def pairs_entry(name: str, cpu: str, parts: Sequence[CatalogHardware], report: RunReport) -> dict[str, object]:
-    """This machine's entry for app/perfmodel/data/cpu_runtime_pairs.json: every config measured under
-    both torch-eager and a graph runtime (app/perfmodel/runtime_pairs.py)."""
+    """This machine's entry for app/perfmodel/data/cpu_runtime_pairs.json."""
+    return this_machine(name, cpu, parts, report).model_dump(mode="json")
+
+
+def this_machine(name: str, cpu: str, parts: Sequence[CatalogHardware], report: RunReport) -> Machine:
+    """This machine as the pairs file describes one: every config measured under both torch-eager and a
+    graph runtime (app/perfmodel/runtime_pairs.py)."""
     ok = {
         (r.workload, r.task, r.precision, r.batch_size, r.threads, r.runtime): r.throughput_samples_per_s
         for r in report.results
@@ -195,7 +203,7 @@ def pairs_entry(name: str, cpu: str, parts: Sequence[CatalogHardware], report: R
         and (eager := ok.get((workload, task, precision, batch, threads, EAGER_RUNTIME))) is not None
     ]
     names = next((n for *_, g, n in GENERATIONS if any(p.architecture == g for p in parts)), "Xeon")
-    machine = Machine(
+    return Machine(
         name=name,
         cpu=cpu,
         architectures=sorted({p.architecture for p in parts if p.architecture}),
@@ -203,7 +211,29 @@ def pairs_entry(name: str, cpu: str, parts: Sequence[CatalogHardware], report: R
         measured=f"{report.started_at:%Y-%m-%d}, benchmarks.lab_cpu",
         pairs=pairs,
     )
-    return machine.model_dump(mode="json")
+
+
+def held_out(machine: Machine, without: str, out: Callable[[str], None]) -> None:
+    """``machine``'s eager and graph-runtime figures by the lab level calibrated on OpenVINO's rows and the
+    pairs file's machines but ``without`` (this machine's generation's entry, say): a held-out check on a
+    machine of a generation the file has."""
+    machines = shipped_pairs().machines
+    if without not in {m.name for m in machines}:
+        raise SystemExit(f"no machine {without!r} in the pairs file: one of {', '.join(m.name for m in machines)}")
+    catalog = load()
+    others = [m for m in machines if m.name != without]
+    fitted = lab_levels.calibrated(openvino_rows({e.id: e for e in catalog}), others, catalog)
+    found = lab_levels.figures(fitted, machine, catalog)
+    out("")
+    out(f"# This machine's eager and graph-runtime figures, the lab level calibrated without {without}")
+    for f in found:
+        out(f"{f.config}: measured {f.measured:,.1f}/s, model {f.predicted:,.1f}/s, {f.predicted / f.measured:.2f}x")
+    if found:
+        logs = [math.log(f.predicted / f.measured) for f in found]
+        out(
+            f"{len(found)} figures: mean abs log error {statistics.fmean(abs(x) for x in logs):.2f}, "
+            f"mean log error {statistics.fmean(logs):+.2f}"
+        )
 
 
 def outrun(results: Sequence[Result], parts: Sequence[CatalogHardware], threads: int) -> str | None:
@@ -242,6 +272,12 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser.add_argument("--save", type=Path, help="write what was measured to this RunReport (for --report)")
     parser.add_argument("--budget-s", type=float, default=1.5, help="sampling and warm-up budget per config")
     parser.add_argument("--pairs", metavar="NAME", help="print this machine's cpu_runtime_pairs.json entry")
+    parser.add_argument(
+        "--without",
+        metavar="NAME",
+        help="also predict this machine's eager and ONNX Runtime figures by the lab level calibrated without "
+        "the pairs file's machine NAME (its generation's entry: a held-out check)",
+    )
     args = parser.parse_args(argv)
     import os
 
@@ -257,9 +293,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     report = RunReport.model_validate_json(args.report.read_text()) if args.report else measure(args.budget_s)
     if args.save:
         args.save.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    described = f"{name}, {vendor} family {family} model {model} ({generation})"
     if args.pairs:
-        entry = pairs_entry(args.pairs, f"{name}, {vendor} family {family} model {model} ({generation})", parts, report)
-        out(json.dumps(entry, indent=1))
+        out(json.dumps(pairs_entry(args.pairs, described, parts, report), indent=1))
     rows = compare(report.results, parts, threads)
     level, alone = band_of(lab_levels.BAND, "cpu-uncalibrated"), band_of("cpu-uncalibrated")
     out("")
@@ -288,6 +324,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
             f"the lab level's (x/÷{math.exp(level):.2f}) for eager PyTorch and ONNX Runtime, the uncalibrated "
             f"model's (x/÷{math.exp(alone):.1f}) for the language models' steps"
         )
+    if args.without:
+        held_out(this_machine("this machine", described, parts, report), args.without, out)
 
 
 if __name__ == "__main__":
