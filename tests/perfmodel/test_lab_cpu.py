@@ -53,3 +53,25 @@ def test_a_machine_faster_than_its_cpuids_generation_is_said_to_be() -> None:
     assert outrun([plausible], parts, 2) is None
     note = outrun([plausible, impossible], parts, 2)
     assert note is not None and "generic model" in note
+
+
+def test_without_holds_a_pairs_machine_out_of_the_level_it_predicts_this_machine_by() -> None:
+    import pytest
+
+    from benchmarks.lab_cpu import held_out, this_machine
+
+    cpu = {"device": "cpu", "precision": "fp32", "threads": 2, "batch_size": 1}
+    report = run_report(
+        results=[
+            result(workload="resnet50", runtime="torch-eager", throughput_samples_per_s=6.3, **cpu),
+            result(workload="resnet50", runtime="onnxruntime-cpu", throughput_samples_per_s=9.4, **cpu),
+        ]
+    )
+    _, parts = candidates("AuthenticAMD", 23, 1, load())
+    lines: list[str] = []
+    held_out(this_machine("this machine", "AMD EPYC", parts, report), "vm-zen1", lines.append)
+    figures = [line for line in lines if "measured" in line]
+    assert len(figures) == 2 and figures[0].startswith("resnet50/infer fp32 torch-eager batch 1 threads 2")
+    assert lines[-1].startswith("2 figures: mean abs log error")
+    with pytest.raises(SystemExit, match="no machine 'vm-nowhere'"):
+        held_out(this_machine("this machine", "AMD EPYC", parts, report), "vm-nowhere", lines.append)
