@@ -9,7 +9,7 @@ from typing import Any
 from app.perfmodel import lab_levels
 from app.perfmodel.bands import as_pct
 from app.perfmodel.predict import band_of
-from app.recommender.estimators.modelled import _band
+from app.recommender.estimators.modelled import LAB_LEVEL, _band
 from testkit.factories import Api
 
 
@@ -33,6 +33,7 @@ def test_eager_pytorch_on_an_unmeasured_cpu_carries_the_lab_level_band(api: Api)
     found = cpu_estimates(api, "torch-eager")
     assert len(found) > 50  # every catalog CPU with an fp32 peak, nothing in the lab calibrating them
     assert {round(e["error_pct"], 6) for e in found} == {round(as_pct(level), 6)}
+    assert all(f"calibrated by {LAB_LEVEL}" in e["explanation"] for e in found)
 
 
 def test_only_the_runtimes_the_lab_cpus_measured_are_levelled() -> None:

@@ -246,6 +246,11 @@ def _measured_ratios(
     return per_device
 
 
+LAB_LEVEL = "published results, with the CPU level hwadvisor's own lab CPUs measured in this runtime"
+"""What calibrated a CPU figure no lab device did, in a runtime whose level the lab CPUs' figures set
+(app/perfmodel/lab_levels.py)."""
+
+
 @lru_cache(maxsize=4096)
 def _calibrated_by(references: tuple[str, ...]) -> str:
     if not references:
@@ -436,6 +441,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         far = correction is not None and correction.beyond
         band = _band(kind, config.runtime, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
+        if not references and kind == "cpu" and lab_levels.levelled(config.runtime):
+            calibrated_by = LAB_LEVEL
         language = None if correction is not None else _language_model(hardware, config, evidence, modelled)
         if language is not None:
             factor, band, one_thread = language
