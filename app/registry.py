@@ -18,6 +18,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import pkgutil
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -97,6 +98,8 @@ class Registry(Generic[P]):
         self.package = package
         self._entries: dict[str, P] = {}
         self._loaded = package is None
+        self._ready = package is None
+        self._lock = threading.RLock()
 
     def register(self, plugin: P) -> P:
         """Class decorator: ``@runtimes.register`` over a class with an ``info``."""
@@ -107,14 +110,24 @@ class Registry(Generic[P]):
         return plugin
 
     def load(self) -> Registry[P]:
-        """Import every module of the family's package once (each registers what it defines)."""
-        if not self._loaded:
-            self._loaded = True
-            assert self.package is not None
-            package = importlib.import_module(self.package)
-            for module in pkgutil.iter_modules(package.__path__, prefix=f"{self.package}."):
-                if not module.name.rsplit(".", 1)[-1].startswith("_"):
-                    importlib.import_module(module.name)
+        """Import every module of the family's package once (each registers what it defines).
+
+        The first caller imports under a lock, and every other thread waits for the whole family:
+        the server's request threads and a benchmark's agents ask at once, and a thread that went on
+        while the first was still importing saw a family with plug-ins missing (a probed machine
+        without its GPU, a recommendation without an estimator). A plug-in module that asks its own
+        registry while it is imported re-enters the lock and gets what is registered so far."""
+        if self._ready:
+            return self
+        with self._lock:
+            if not self._loaded:
+                self._loaded = True
+                assert self.package is not None
+                package = importlib.import_module(self.package)
+                for module in pkgutil.iter_modules(package.__path__, prefix=f"{self.package}."):
+                    if not module.name.rsplit(".", 1)[-1].startswith("_"):
+                        importlib.import_module(module.name)
+                self._ready = True
         return self
 
     def get(self, name: str) -> P:

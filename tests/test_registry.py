@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +86,35 @@ def test_a_runtime_reports_its_library_version() -> None:
 
     runtime = plugins.registry("runtime").get("onnxruntime-cpu")
     assert runtime.version() == importlib.metadata.version("onnxruntime")
+
+
+def test_threads_asking_a_family_at_once_each_see_all_of_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first caller imports the family; the others wait for all of it, not for what is in so far
+    (the server's request threads ask at once after a start; a machine was once probed without its GPU)."""
+    package = tmp_path / "racing_family"
+    (package / "plugins").mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from app.registry import Registry\nfamily = Registry('racing', 'racing_family.plugins')\n"
+    )
+    (package / "plugins" / "__init__.py").write_text("")
+    for name in "abcde":
+        (package / "plugins" / f"{name}.py").write_text(
+            "import time\n"
+            "from app.registry import PluginInfo\n"
+            "from racing_family import family\n"
+            "time.sleep(0.05)  # an import that takes a while, as torch-free plug-in modules still do\n"
+            "@family.register\n"
+            f"class Plugin:\n    info = PluginInfo(name={name!r}, description='')\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from racing_family import family  # type: ignore[import-not-found]
+
+    barrier = threading.Barrier(8)
+
+    def ask(_: int) -> list[str]:
+        barrier.wait()
+        return list(family.names())
+
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(ask, range(8)))
+    assert seen == [list("abcde")] * 8
