@@ -72,8 +72,9 @@ class Settings(BaseSettings):
     max_client_connections: int = Field(
         default=100,
         ge=0,
-        description="Open connections one client address may hold (0: no cap); behind a reverse proxy every "
-        "client has the proxy's address.",
+        description="Open connections one client address may hold (0: no cap): a newer one takes the place of "
+        "the address's longest-waiting connection that has not sent a whole request, and is refused only when all "
+        "are inside requests. Behind a reverse proxy every client has the proxy's address.",
     )
     heavy_requests: int = Field(
         default=4,

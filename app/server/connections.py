@@ -11,9 +11,13 @@ file descriptors, after which nobody connects (slowloris). Here:
   own keep-alive timeout);
 - a body must not go quiet for ``read_timeout_s`` between two reads (a slow upload that keeps
   moving is not cut);
-- one client address holds at most ``max_client_connections`` open connections; more are closed
-  as soon as they open. Behind a reverse proxy every client has the proxy's address: raise the cap
-  there, or set it to 0 (no cap) and let the proxy limit clients.
+- one client address holds at most ``max_client_connections`` open connections. A connection over
+  the cap takes the place of that address's longest-waiting connection that has not sent a whole
+  request (a stalled one, or a kept-alive one between requests); where every one of them is inside
+  a request, the newcomer is closed. So a client that shares its address with a slowloris (a NAT, a
+  proxy, the same host) still gets in, and the stalled connections churn instead of piling up.
+  Behind a reverse proxy every client has the proxy's address: raise the cap there, or set it to 0
+  (no cap) and let the proxy limit clients.
 
 A connection over its deadline is closed, as uvicorn closes one over its keep-alive timeout; a
 route still waiting for that body reads a disconnect.
@@ -23,8 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
-from typing import Any
+from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -35,7 +38,8 @@ from app.config import get_settings
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, with the read deadline and the per-address cap above."""
 
-    open_per_address: Counter[str] = Counter()  # one event loop per process: shared, never raced
+    open_per_address: ClassVar[dict[str, dict[GuardedH11Protocol, None]]] = {}
+    """Each address's open connections, oldest first (one event loop per process: never raced)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -49,22 +53,35 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         self.address = self.client[0] if self.client else None
         if self.address is not None:
-            self.open_per_address[self.address] += 1
-            if self.max_client_connections and self.open_per_address[self.address] > self.max_client_connections:
-                cap = self.max_client_connections
-                self.logger.warning("closed a connection from %s: over its %d open connections", self.address, cap)
-                transport.close()
-                return
+            mine = self.open_per_address.setdefault(self.address, {})
+            if self.max_client_connections and len(mine) >= self.max_client_connections:
+                waiting = next((other for other in mine if other._awaiting_request()), None)
+                if waiting is None:
+                    busy = f"its {self.max_client_connections} connections are all inside requests"
+                    self.logger.warning("refused a connection from %s: %s", self.address, busy)
+                    self.address = None  # never counted
+                    transport.close()
+                    return
+                waiting._close("made room for a newer connection from its address")
+            mine[self] = None
         self._arm()
+
+    def _awaiting_request(self) -> bool:
+        """Waiting for a request's head: stalled, or kept alive between requests (not inside one)."""
+        return self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        if self.address is not None:
-            self.open_per_address[self.address] -= 1
-            if self.open_per_address[self.address] <= 0:
-                del self.open_per_address[self.address]
-            self.address = None
+        self._forget()
         super().connection_lost(exc)
+
+    def _forget(self) -> None:
+        if self.address is not None:
+            mine = self.open_per_address.get(self.address, {})
+            mine.pop(self, None)
+            if not mine:
+                self.open_per_address.pop(self.address, None)
+            self.address = None
 
     def data_received(self, data: bytes) -> None:
         awaiting_head = self.conn.their_state is h11.IDLE
@@ -97,9 +114,15 @@ class GuardedH11Protocol(H11Protocol):
 
     def _too_slow(self) -> None:
         self.read_deadline = None
+        self._close(f"nothing read for {self.read_timeout_s:.0f} s")
+
+    def _close(self, why: str) -> None:
+        """Close as uvicorn closes a connection over its keep-alive timeout; it stops counting at once."""
+        self._disarm()
+        self._forget()
         if self.transport.is_closing():
             return
-        self.logger.info("closed a connection from %s: nothing read for %.0f s", self.address, self.read_timeout_s)
+        self.logger.info("closed a connection from %s: %s", self.client[0] if self.client else "?", why)
         with contextlib.suppress(h11.LocalProtocolError):  # h11 already knows the connection failed
             self.conn.send(h11.ConnectionClosed())
         self.transport.close()

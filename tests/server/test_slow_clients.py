@@ -1,6 +1,7 @@
 """Slow and greedy clients against the real server process (app/server/connections.py): a connection
-that says nothing, a head sent a line at a time, a body that stops, and one address opening more
-connections than its share, each closed; a slow upload that keeps moving, and keep-alive, untouched."""
+that says nothing, a head sent a line at a time, a body that stops, each closed; one address over its
+share of connections, where a newcomer takes a stalled connection's place (or is refused when every
+one is inside a request); a slow upload that keeps moving, and keep-alive, untouched."""
 
 from __future__ import annotations
 
@@ -99,15 +100,32 @@ def test_a_body_that_goes_quiet_is_closed_and_one_that_keeps_moving_is_read(base
     assert answer.startswith(b"HTTP/1.1 401"), answer  # read whole, then refused for want of a token
 
 
-def test_one_address_holds_at_most_its_share_of_connections(base: str) -> None:
-    held = [_connect(base) for _ in range(CAP)]
+def test_over_its_share_an_address_s_newest_connection_takes_the_place_of_its_oldest_stalled_one(base: str) -> None:
+    stalled = [_connect(base) for _ in range(CAP)]
     try:
-        for sock in held:
+        for sock in stalled:
             sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # a head begun, not finished
+            time.sleep(0.05)  # in this order
+        with _connect(base) as newcomer:  # a client behind the same address (a NAT, a proxy, this host)
+            newcomer.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _answer(newcomer).startswith(b"HTTP/1.1 200")
+        assert _closed_after(stalled[0]) < READ_TIMEOUT_S * 0.8  # the oldest made room, before its deadline
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def test_over_its_share_an_address_whose_connections_are_all_inside_requests_is_refused(base: str) -> None:
+    head = b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    busy = [_connect(base) for _ in range(CAP)]
+    try:
+        for sock in busy:
+            sock.sendall(head)  # inside a request: its body still to come
+        time.sleep(0.2)
         with _connect(base) as extra:
             assert _closed_after(extra) < READ_TIMEOUT_S * 0.8  # closed at once, not at the deadline
     finally:
-        for sock in held:
+        for sock in busy:
             sock.close()
     time.sleep(0.5)  # the server sees the closes
     assert httpx.get(f"{base}/healthz", timeout=10).status_code == 200
