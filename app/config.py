@@ -67,7 +67,8 @@ class Settings(BaseSettings):
         default=20.0,
         gt=0,
         description="A request's head must arrive whole within this many seconds of its first byte (or of the "
-        "connection opening), and a body may not go quiet for longer; the connection is closed otherwise.",
+        "connection opening); a body may not go quiet for longer, and must arrive within this plus its length at "
+        "16 KiB/s. The connection is closed otherwise.",
     )
     max_client_connections: int = Field(
         default=100,

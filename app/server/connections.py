@@ -9,8 +9,9 @@ file descriptors, after which nobody connects (slowloris). Here:
 - a connection's next request head must arrive whole within ``read_timeout_s`` of the connection
   opening or of the head's first byte (so an idle keep-alive connection still closes on uvicorn's
   own keep-alive timeout);
-- a body must not go quiet for ``read_timeout_s`` between two reads (a slow upload that keeps
-  moving is not cut);
+- a body must not go quiet for ``read_timeout_s`` between two reads, and must arrive whole within
+  ``read_timeout_s`` plus its length at ``MIN_BODY_RATE`` (a slow upload that keeps moving is not cut;
+  one trickled a byte at a time, R.U.D.Y., is);
 - one client address holds at most ``max_client_connections`` open connections. A connection over
   the cap takes the place of that address's longest-waiting connection that has not sent a whole
   request (a stalled one, or a kept-alive one between requests); where every one of them is inside
@@ -34,6 +35,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.config import get_settings
 
+MIN_BODY_RATE = 16 * 1024
+"""Bytes a second a body must average after its grace (``read_timeout_s``): an upload slower than a
+128 kbit/s line is taken for an attack. A body without a length may take as long as the largest body
+the server takes would."""
+
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, with the read deadline and the per-address cap above."""
@@ -46,8 +52,11 @@ class GuardedH11Protocol(H11Protocol):
         settings = get_settings()
         self.read_timeout_s = settings.read_timeout_s
         self.max_client_connections = settings.max_client_connections
+        self.largest_body = max(settings.max_body_bytes, settings.max_onnx_bytes)
         self.address: str | None = None
         self.read_deadline: asyncio.TimerHandle | None = None
+        self.body_due: float | None = None
+        """Loop time by which the current request's whole body must be in."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -90,22 +99,33 @@ class GuardedH11Protocol(H11Protocol):
             return
         state = self.conn.their_state
         if state is h11.SEND_BODY:
-            self._arm(restart=True)  # the body moved: the silence starts again
+            if self.body_due is None:
+                self.body_due = self.loop.time() + self.read_timeout_s + self._body_length() / MIN_BODY_RATE
+            # the body moved: the silence starts again, but never past the whole body's due time
+            self._arm(restart=True, within=self.body_due - self.loop.time())
         elif state is h11.IDLE and awaiting_head:
             self._arm()  # part of a head: its deadline runs from its first byte
         else:
+            self.body_due = None
             self._disarm()  # the request is in: the route has it, keep-alive is uvicorn's
+
+    def _body_length(self) -> int:
+        """The body's declared length; without one, the largest body the server takes."""
+        declared = dict(self.headers or []).get(b"content-length", b"")
+        return int(declared) if declared.isdigit() else self.largest_body
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self.body_due = None
         self._disarm()  # until the next request's first byte, uvicorn's keep-alive timeout holds
 
-    def _arm(self, *, restart: bool = False) -> None:
+    def _arm(self, *, restart: bool = False, within: float | None = None) -> None:
         if self.read_deadline is not None:
             if not restart:
                 return
             self.read_deadline.cancel()
-        self.read_deadline = self.loop.call_later(self.read_timeout_s, self._too_slow)
+        delay = self.read_timeout_s if within is None else max(0.0, min(self.read_timeout_s, within))
+        self.read_deadline = self.loop.call_later(delay, self._too_slow)
 
     def _disarm(self) -> None:
         if self.read_deadline is not None:
@@ -114,7 +134,10 @@ class GuardedH11Protocol(H11Protocol):
 
     def _too_slow(self) -> None:
         self.read_deadline = None
-        self._close(f"nothing read for {self.read_timeout_s:.0f} s")
+        late = self.body_due is not None and self.loop.time() >= self.body_due
+        self._close(
+            f"a body slower than {MIN_BODY_RATE} bytes/s" if late else f"nothing read for {self.read_timeout_s:.0f} s"
+        )
 
     def _close(self, why: str) -> None:
         """Close as uvicorn closes a connection over its keep-alive timeout; it stops counting at once."""

@@ -90,14 +90,36 @@ def test_a_body_that_goes_quiet_is_closed_and_one_that_keeps_moving_is_read(base
         waited = _closed_after(quiet)
     assert READ_TIMEOUT_S * 0.8 <= waited < READ_TIMEOUT_S + 8
 
+    size, chunk = 160 * 1024, 16 * 1024
+    long_head = head.replace(b"Content-Length: 40", f"Content-Length: {size}".encode())
     with _connect(base) as slow:
-        slow.sendall(head)
-        body = b'{"kind": "enrollment"}'.ljust(40)
-        for i in range(0, 40, 5):  # 40 bytes over 3.2 s, longer than the timeout, never quiet for as long
-            time.sleep(0.4)
-            slow.sendall(body[i : i + 5])
+        slow.sendall(long_head)
+        body = b'{"kind": "enrollment"}'.ljust(size)
+        for i in range(0, size, chunk):  # 32 KiB/s for 5 s: longer than the timeout, never quiet for as long
+            time.sleep(0.5)
+            slow.sendall(body[i : i + chunk])
         answer = _answer(slow)
     assert answer.startswith(b"HTTP/1.1 401"), answer  # read whole, then refused for want of a token
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_closed_though_never_quiet_for_long(base: str) -> None:
+    head = b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    with _connect(base) as rudy:
+        rudy.sendall(head)
+        start = time.monotonic()
+        with pytest.raises(OSError):  # the server closes mid-trickle: a send or a read fails
+            for _ in range(40):  # a byte every 0.5 s: 20 s for the body, never quiet for the timeout
+                time.sleep(0.5)
+                rudy.sendall(b" ")
+                rudy.setblocking(False)
+                try:
+                    if rudy.recv(4096) == b"":
+                        raise ConnectionResetError("closed by the server")
+                except BlockingIOError:
+                    pass
+                finally:
+                    rudy.setblocking(True)
+        assert time.monotonic() - start < READ_TIMEOUT_S + 8
 
 
 def test_over_its_share_an_address_s_newest_connection_takes_the_place_of_its_oldest_stalled_one(base: str) -> None:
