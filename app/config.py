@@ -68,7 +68,7 @@ class Settings(BaseSettings):
         gt=0,
         description="A request's head must arrive whole within this many seconds of its first byte (or of the "
         "connection opening); a body may not go quiet for longer, and must arrive within this plus its length at "
-        "16 KiB/s. The connection is closed otherwise.",
+        "16 KiB/s; an answer the client stops reading for this long is dropped. The connection is closed otherwise.",
     )
     max_client_connections: int = Field(
         default=100,

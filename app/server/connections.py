@@ -12,6 +12,8 @@ file descriptors, after which nobody connects (slowloris). Here:
 - a body must not go quiet for ``read_timeout_s`` between two reads, and must arrive whole within
   ``read_timeout_s`` plus its length at ``MIN_BODY_RATE`` (a slow upload that keeps moving is not cut;
   one trickled a byte at a time, R.U.D.Y., is);
+- an answer the client stops reading (the transport's buffer full, slow read) is dropped once nothing
+  more could be written for ``read_timeout_s``;
 - one client address holds at most ``max_client_connections`` open connections. A connection over
   the cap takes the place of that address's longest-waiting connection that has not sent a whole
   request (a stalled one, or a kept-alive one between requests); where every one of them is inside
@@ -57,6 +59,7 @@ class GuardedH11Protocol(H11Protocol):
         self.read_deadline: asyncio.TimerHandle | None = None
         self.body_due: float | None = None
         """Loop time by which the current request's whole body must be in."""
+        self.write_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -81,8 +84,28 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._unwatch_writes()
         self._forget()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.write_deadline is None:  # the client stopped taking what is written: how long for
+            self.write_deadline = self.loop.call_later(self.read_timeout_s, self._unread)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._unwatch_writes()
+
+    def _unwatch_writes(self) -> None:
+        if self.write_deadline is not None:
+            self.write_deadline.cancel()
+            self.write_deadline = None
+
+    def _unread(self) -> None:
+        """An answer nobody reads: dropped, not flushed (a flush would wait on the same client)."""
+        self.write_deadline = None
+        self._close(f"the client read nothing for {self.read_timeout_s:.0f} s", drop=True)
 
     def _forget(self) -> None:
         if self.address is not None:
@@ -139,13 +162,18 @@ class GuardedH11Protocol(H11Protocol):
             f"a body slower than {MIN_BODY_RATE} bytes/s" if late else f"nothing read for {self.read_timeout_s:.0f} s"
         )
 
-    def _close(self, why: str) -> None:
-        """Close as uvicorn closes a connection over its keep-alive timeout; it stops counting at once."""
+    def _close(self, why: str, *, drop: bool = False) -> None:
+        """Close as uvicorn closes a connection over its keep-alive timeout (``drop``: discarding what is
+        still to be written); it stops counting at once."""
         self._disarm()
+        self._unwatch_writes()
         self._forget()
-        if self.transport.is_closing():
+        if self.transport.is_closing() and not drop:
             return
         self.logger.info("closed a connection from %s: %s", self.client[0] if self.client else "?", why)
         with contextlib.suppress(h11.LocalProtocolError):  # h11 already knows the connection failed
             self.conn.send(h11.ConnectionClosed())
-        self.transport.close()
+        if drop:
+            self.transport.abort()
+        else:
+            self.transport.close()

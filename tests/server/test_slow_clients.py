@@ -5,6 +5,7 @@ one is inside a request); a slow upload that keeps moving, and keep-alive, untou
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 from collections.abc import Iterator
@@ -12,7 +13,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from testkit.processes import server_process
+from testkit.factories import Api, machine_spec, result, run_report
+from testkit.processes import ADMIN, server_process
 from tests.conftest import ScratchDatabases
 
 READ_TIMEOUT_S = 2.0
@@ -161,3 +163,28 @@ def test_a_kept_alive_connection_may_wait_longer_than_the_read_timeout_between_r
         time.sleep(READ_TIMEOUT_S * 1.5)  # idle between requests: uvicorn's keep-alive (5 s) rules, not ours
         sock.sendall(request)
         assert b"HTTP/1.1 200" in _answer(sock)
+
+
+def test_an_answer_the_client_stops_reading_is_dropped(base: str) -> None:
+    with httpx.Client(base_url=base, timeout=60) as http:  # an export larger than the kernels buffer
+        api = Api(http, ADMIN)
+        spec = machine_spec()
+        _machine, token = api.enroll(spec)
+        for _ in range(6):
+            results = [result(batch_size=b) for b in range(1, 5001)]
+            assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+        reader = api.bearer(api.token("readonly"))["Authorization"]
+    host, port = base.removeprefix("http://").split(":")
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window, set before connecting
+        sock.settimeout(15)
+        sock.connect((host, int(port)))
+        sock.sendall(f"GET /api/v1/results/export.csv HTTP/1.1\r\nHost: x\r\nAuthorization: {reader}\r\n\r\n".encode())
+        time.sleep(READ_TIMEOUT_S * 2.5)  # reading nothing
+        got = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                got += chunk
+    assert got.startswith(b"HTTP/1.1 200")
+    assert not got.endswith(b"0\r\n\r\n")  # the chunked answer cut short: its last chunk never written
+    assert got.count(b"\n") < 30_000  # nor all its rows
