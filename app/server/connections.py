@@ -1,5 +1,5 @@
-"""What one client's connections may hold: uvicorn's HTTP protocol with a read deadline and a
-per-address cap.
+"""What one client's connections may hold: uvicorn's HTTP protocol with read and write deadlines and
+a per-address cap.
 
 uvicorn waits for a request's head and body as long as the client likes: a client that connects
 and says nothing, sends a header line every few seconds, or declares a body and never sends it,
@@ -44,7 +44,7 @@ the server takes would."""
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, with the read deadline and the per-address cap above."""
+    """uvicorn's h11 protocol, with the deadlines and the per-address cap above."""
 
     open_per_address: ClassVar[dict[str, dict[GuardedH11Protocol, None]]] = {}
     """Each address's open connections, oldest first (one event loop per process: never raced)."""
