@@ -41,6 +41,23 @@ def _closed_after(sock: socket.socket) -> float:
     return time.monotonic() - start
 
 
+def _trickle(sock: socket.socket, pieces: list[bytes]) -> None:
+    """Send ``pieces`` one every 0.5 s, and expect the server to close the connection before the last
+    (a send fails, or a read finds the end)."""
+    with pytest.raises(OSError):
+        for piece in pieces:
+            sock.sendall(piece)
+            time.sleep(0.5)
+            sock.setblocking(False)
+            try:
+                if sock.recv(4096) == b"":
+                    raise ConnectionResetError("closed by the server")
+            except BlockingIOError:
+                pass
+            finally:
+                sock.setblocking(True)
+
+
 def _answer(sock: socket.socket) -> bytes:
     """One whole answer (head and its Content-Length of body)."""
     data = b""
@@ -70,18 +87,7 @@ def test_a_head_sent_a_line_at_a_time_is_closed_though_it_keeps_coming(base: str
     with _connect(base) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         start = time.monotonic()
-        with pytest.raises(OSError):  # the server closes mid-trickle: a send or a read fails
-            for i in range(40):  # 20 s of header lines, each well inside the timeout
-                sock.sendall(f"X-Slow-{i}: 1\r\n".encode())
-                time.sleep(0.5)
-                sock.setblocking(False)
-                try:
-                    if sock.recv(4096) == b"":
-                        raise ConnectionResetError("closed by the server")
-                except BlockingIOError:
-                    pass
-                finally:
-                    sock.setblocking(True)
+        _trickle(sock, [f"X-Slow-{i}: 1\r\n".encode() for i in range(40)])  # 20 s of lines, each well in time
         assert time.monotonic() - start < READ_TIMEOUT_S + 8
 
 
@@ -109,18 +115,7 @@ def test_a_body_trickled_a_byte_at_a_time_is_closed_though_never_quiet_for_long(
     with _connect(base) as rudy:
         rudy.sendall(head)
         start = time.monotonic()
-        with pytest.raises(OSError):  # the server closes mid-trickle: a send or a read fails
-            for _ in range(40):  # a byte every 0.5 s: 20 s for the body, never quiet for the timeout
-                time.sleep(0.5)
-                rudy.sendall(b" ")
-                rudy.setblocking(False)
-                try:
-                    if rudy.recv(4096) == b"":
-                        raise ConnectionResetError("closed by the server")
-                except BlockingIOError:
-                    pass
-                finally:
-                    rudy.setblocking(True)
+        _trickle(rudy, [b" "] * 40)  # a byte every 0.5 s: 20 s for the body, never quiet for the timeout
         assert time.monotonic() - start < READ_TIMEOUT_S + 8
 
 
