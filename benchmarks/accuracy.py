@@ -1,6 +1,7 @@
 """How well the performance model predicts hardware it was not calibrated on, against two baselines.
 
     .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets] [--with-mlperf]
+                                            [--with-references WEIGHT]
                                             [--in-sample] [--forward-diagnosis]
 
 1. Leave one GPU out over Lambda 2024's single-GPU training rows (every workload with a zoo
@@ -26,6 +27,9 @@
 ``--with-mlperf`` adds MLPerf Inference's Offline ResNet-50 and BERT-99 runs (TensorRT int8, MaxP,
 uncapped, one node; app/perfmodel/mlperf_power.py reads them from the datasets folder) to the GPU
 calibration of test 1 as a third published source: what docs/ACCURACY.md reports as tried and dropped.
+``--with-references WEIGHT`` adds hwadvisor's own GPU reference runs (eager PyTorch on an H100 and an H200,
+every settled result, no stack factor) to the GPU calibration of tests 1 and 2, each result weighing
+WEIGHT: what docs/ACCURACY.md reports as tried in session 34 and not adopted.
 ``--in-sample`` also prints each GPU's mean signed error with every GPU in the calibration: what the
 model's form cannot fit even when it sees the part (a diagnostic, not an accuracy figure).
 ``--forward-diagnosis`` takes test 2 apart against v2_2025's own H100 SXM5 rows (read for this, never
@@ -49,14 +53,15 @@ from pathlib import Path
 
 import numpy as np
 
-from app.catalog import CatalogHardware, load
+from app.catalog import CatalogHardware, load, reference
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
-from app.perfmodel import bands, lab_levels, mlperf_power, runtime_pairs
+from app.perfmodel import bands, lab_levels, mlperf_power, references, runtime_pairs
 from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
 from app.perfmodel.model import Params
 from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
+from app.perfmodel.params import shipped as calibration
 from app.perfmodel.profile import Profile
 from app.perfmodel.profile import shipped as profiles
 from app.recommender.scaling import Reference, transfer
@@ -161,10 +166,29 @@ def _public(sources: Sequence[str], *, one_device: bool = True) -> list[PublicRe
 
 
 def leave_one_out(
-    observations: Sequence[Observation], kind: str, held_source: str | None = None
+    observations: Sequence[Observation], kind: str, held_source: str | None = None, like: Params | None = None
 ) -> list[tuple[Observation, float]]:
     """Each part of ``held_source`` predicted by the model calibrated on every other part."""
-    return [(h.observation, h.predicted) for h in leave_one_part_out(observations, kind, only=held_source)]
+    held = leave_one_part_out(observations, kind, only=held_source, like=like)
+    return [(h.observation, h.predicted) for h in held]
+
+
+def reference_observations(catalog: dict[str, CatalogHardware], weight: float) -> list[Observation]:
+    """hwadvisor's GPU reference runs' settled eager results as observations of the lab's own stack (no stack
+    factor), each weighing ``weight``: what ``--with-references`` tries (docs/ACCURACY.md)."""
+    return [
+        Observation(
+            profile=p.case.profile,
+            batch=p.case.batch,
+            device=p.case.device,
+            throughput=p.throughput,
+            runtime=p.case.runtime,
+            group=None,
+            label=f"{p.source} {p.config}",
+            weight=weight,
+        )
+        for p in references.points(reference.shipped(), catalog)
+    ]
 
 
 def openvino_rows(catalog: dict[str, CatalogHardware]) -> list[Observation]:
@@ -324,6 +348,12 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser.add_argument("--markdown", action="store_true", help="also print per-part tables")
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
     parser.add_argument("--with-mlperf", action="store_true", help="add MLPerf Inference runs to test 1's calibration")
+    parser.add_argument(
+        "--with-references",
+        type=float,
+        metavar="WEIGHT",
+        help="add hwadvisor's GPU reference runs to tests 1 and 2's calibration, each result weighing WEIGHT",
+    )
     parser.add_argument("--in-sample", action="store_true", help="also print each GPU's in-sample mean signed error")
     parser.add_argument(
         "--forward-diagnosis",
@@ -342,7 +372,13 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     if args.with_mlperf:
         out(f"with MLPerf Inference: {len(mlperf)} observations on {len({o.device.id for o in mlperf})} parts")
         gpu = lambda_gpu + mlperf
-    pairs = leave_one_out(gpu, "gpu", held_source=LAMBDA_2024)
+    like = None
+    if args.with_references is not None:
+        refs = reference_observations(catalog, args.with_references)
+        out(f"with hwadvisor's GPU reference runs: {len(refs)} results, each weighing {args.with_references:g}")
+        gpu, published = [*gpu, *refs], [*published, *refs]
+        like = replace(calibration().of("gpu"), values={})  # their eager host costs and stream rate, as measured
+    pairs = leave_one_out(gpu, "gpu", held_source=LAMBDA_2024, like=like)
     logo = with_bands(pairs)
     held = [o for o, _ in pairs]
     out("# Leave one GPU out, Lambda 2024 (calibrated on the other GPUs of Lambda 2022 and 2024)")
@@ -356,7 +392,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         in_sample(lambda_gpu, out)
 
     band = bands.quantile([abs(math.log(o.predicted / o.measured)) for o in logo])
-    calibrated = fit(published, "gpu") if args.datasets.is_dir() else None
+    calibrated = fit(published, "gpu", like=like) if args.datasets.is_dir() else None
     ahead = forward(args.datasets, catalog, calibrated, band) if calibrated is not None else []
     out("")
     out("# Forward in time: Lambda v2_2025 predicted from Lambda 2022 and 2024")
