@@ -152,7 +152,7 @@ def modelled(result: Result, part: CatalogHardware, threads: int) -> float | Non
 def _levelled(r: Result) -> bool:
     """Whether a result is a zoo workload's in a runtime whose CPU level the lab's figures set (a language
     model's prefill and decode are the generation model's, with its own calibration)."""
-    return r.task not in (Task.prefill, Task.decode) and lab_levels.levelled(r.runtime)
+    return r.task not in (Task.prefill, Task.decode) and lab_levels.levelled("cpu", r.runtime)
 
 
 def compare(

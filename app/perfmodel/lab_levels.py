@@ -49,10 +49,10 @@ quantile of the sixth test's errors, each lab machine's figures predicted from t
 (``leave_one_machine_out``, written by scripts/calibrate_perfmodel.py)."""
 
 
-def levelled(runtime: str) -> bool:
-    """Whether the lab's figures set the level of ``runtime`` on CPUs: eager PyTorch and the graph
-    runtimes the shipped pairs measured beside it."""
-    return runtime in _levelled()
+def levelled(kind: str, runtime: str) -> bool:
+    """Whether the lab's figures set the level of ``runtime`` on a device of ``kind``: on CPUs, for eager
+    PyTorch and the graph runtimes the shipped pairs measured beside it."""
+    return kind == "cpu" and runtime in _levelled()
 
 
 @cache

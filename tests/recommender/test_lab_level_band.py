@@ -37,9 +37,10 @@ def test_eager_pytorch_on_an_unmeasured_cpu_carries_the_lab_level_band(api: Api)
 
 
 def test_only_the_runtimes_the_lab_cpus_measured_are_levelled() -> None:
-    assert lab_levels.levelled("torch-eager") and lab_levels.levelled("onnxruntime-cpu")
+    assert lab_levels.levelled("cpu", "torch-eager") and lab_levels.levelled("cpu", "onnxruntime-cpu")
+    assert not lab_levels.levelled("gpu", "torch-eager")
     for runtime in ("torch-compile", "openvino", "tensorflow", "litert"):
-        assert not lab_levels.levelled(runtime)
+        assert not lab_levels.levelled("cpu", runtime)
         assert _band("cpu", runtime, None, "device", part=True) == band_of("cpu-uncalibrated")
     assert _band("cpu", "onnxruntime-cpu", None, "device", part=True) == band_of(lab_levels.BAND)
     assert _band("gpu", "torch-eager", None, "device", part=False) == band_of("gpu-uncalibrated-device")

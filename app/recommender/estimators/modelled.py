@@ -314,7 +314,7 @@ def _band(kind: str, runtime: str, correction: LabCorrection | None, regime: str
     stands for any machine of it: never narrower than how far machines of one part measure apart
     (``machine``)."""
     if correction is None:
-        alone = lab_levels.BAND if kind == "cpu" and lab_levels.levelled(runtime) else f"{kind}-uncalibrated"
+        alone = lab_levels.BAND if lab_levels.levelled(kind, runtime) else f"{kind}-uncalibrated"
         band = _regime_band(alone, regime, f"{kind}-uncalibrated")
     elif correction.between is None:
         band = _regime_band(f"{kind}-transfer", regime, kind)
@@ -441,7 +441,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         far = correction is not None and correction.beyond
         band = _band(kind, config.runtime, correction, modelled.regime, not hardware.ref.owned)
         calibrated_by = _calibrated_by(references)
-        if not references and kind == "cpu" and lab_levels.levelled(config.runtime):
+        if not references and lab_levels.levelled(kind, config.runtime):
             calibrated_by = LAB_LEVEL
         language = None if correction is not None else _language_model(hardware, config, evidence, modelled)
         if language is not None:
