@@ -10,20 +10,12 @@ from dataclasses import replace
 import pytest
 
 from app.catalog import load
-from app.catalog.published import shipped as published
-from app.perfmodel.calibrate import Fit, Observation, fit
+from app.perfmodel.calibrate import Fit, fit
 from app.perfmodel.lab_levels import LAB_WEIGHT, calibrated, figures, observations
-from app.perfmodel.observations import from_public, median_per_part
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.predict import profile_of
 from app.perfmodel.runtime_pairs import factors, with_factors
 from app.perfmodel.runtime_pairs import shipped as pairs
-
-
-def _openvino() -> list[Observation]:
-    catalog = {e.id: e for e in load()}
-    rows = [r for r in published() if r.source == "public:openvino-2024.1"]
-    return median_per_part([o for o in from_public(rows, catalog, profile_of) if o.device.kind == "cpu"])
+from benchmarks.accuracy import openvino_rows
 
 
 def test_each_figure_is_spread_over_its_generations_parts_and_weighs_one_lab_figure() -> None:
@@ -43,7 +35,7 @@ def test_each_figure_is_spread_over_its_generations_parts_and_weighs_one_lab_fig
 
 @pytest.mark.slow
 def test_the_lab_figures_set_the_level_openvinos_stack_factor_could_not() -> None:
-    catalog, machines, openvino = load(), pairs().machines, _openvino()
+    catalog, machines, openvino = load(), pairs().machines, openvino_rows({e.id: e for e in load()})
     alone = fit(openvino, "cpu")  # the level before the lab's figures, with the eager factors their pairs give
     before = replace(alone, params=with_factors(alone.params, factors(machines, catalog, alone.params)))
     after = calibrated(openvino, machines, catalog)
