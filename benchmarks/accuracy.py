@@ -416,11 +416,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parts = list(catalog.values())
     machines = runtime_pairs.shipped().machines
     levelled = lab_levels.calibrated(cpu, machines, parts)
-    lab = lab_levels.observations(machines, parts)
-    only = CPU_SOURCES[0]
-    cpu_logo = with_bands(
-        [(h.observation, h.predicted) for h in leave_one_part_out([*cpu, *lab], "cpu", only=only, like=levelled.params)]
-    )
+    held_cpus = lab_levels.leave_one_part_out(cpu, machines, parts, levelled, only=CPU_SOURCES[0])
+    cpu_logo = with_bands([(h.observation, h.predicted) for h in held_cpus])
     out("")
     out("# Leave one CPU out, OpenVINO 2024.1 (the lab CPUs' figures in the calibration)")
     out(summary("performance model", cpu_logo))

@@ -95,9 +95,8 @@ def calibrate() -> dict[str, object]:
             machines = runtime_pairs().machines
             fitted = lab_levels.calibrated(seen, machines, load())
             eager[kind], eager_conv[kind] = _round(fitted.params.eager_kernel), _round(fitted.params.eager_conv)
-            lab = lab_levels.observations(machines, load())
             counts["cpu-lab"] = sum(2 * len(m.pairs) for m in machines)
-            held = leave_one_part_out([*seen, *lab], kind, only=SOURCES[kind][0], like=fitted.params)
+            held = lab_levels.leave_one_part_out(seen, machines, load(), fitted, only=SOURCES[kind][0])
             level = lab_levels.leave_one_machine_out(seen, machines, load())
             band = bands.quantile([abs(math.log(f.predicted / f.measured)) for f in level])
             if band is not None:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from app.catalog import CatalogHardware
-from app.perfmodel.calibrate import DATA_SPREAD, Fit, Observation, fit, predict
+from app.perfmodel import calibrate
+from app.perfmodel.calibrate import DATA_SPREAD, Fit, Held, Observation, fit, predict
 from app.perfmodel.device import device
 from app.perfmodel.model import EAGER_RUNTIME
 from app.perfmodel.runtime_pairs import Machine, factors, profile_of_pair, with_factors
@@ -115,6 +116,21 @@ def calibrated(
         fitted = fit([*published, *lab], "cpu", like=with_factors(fitted.params, found))
         found = factors(machines, catalog, fitted.params)
     return replace(fitted, params=with_factors(fitted.params, found))
+
+
+def leave_one_part_out(
+    published: Sequence[Observation],
+    machines: Sequence[Machine],
+    catalog: Sequence[CatalogHardware],
+    fitted: Fit,
+    *,
+    only: str,
+) -> list[Held]:
+    """Each part of ``published`` whose rows' labels hold ``only`` (its source) predicted by the CPU model
+    fitted on the other parts' rows and the ``machines``' figures, at ``fitted``'s eager kernel factors:
+    leave one CPU out with the lab level in it. A lab figure spread over the held-out part goes with it."""
+    lab = observations(machines, catalog)
+    return calibrate.leave_one_part_out([*published, *lab], "cpu", only=only, like=fitted.params)
 
 
 @dataclass(frozen=True, slots=True)
