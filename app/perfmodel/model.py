@@ -81,6 +81,8 @@ EFFICIENCY_OF = {
     OpClass.attention: "attention",
     OpClass.recurrent: "recurrent",
 }
+EFFICIENCY_CLASSES = ("conv", "gemm", "attention", "recurrent", "vector")
+"""The efficiencies a bucket's kernels run at: its class's where EFFICIENCY_OF names one, else the vector one."""
 PARAMETERS = (
     "conv",
     "gemm",
@@ -212,7 +214,8 @@ class Columns:
     """Aten calls per bucket: what the host dispatches (an LSTM layer or a foreach update is one call
     that launches many kernels)."""
     tensor: npt.NDArray[np.bool_]
-    op_class: list[str]
+    efficiency: npt.NDArray[np.int64]
+    """Per bucket, the index in EFFICIENCY_CLASSES of the efficiency its kernels run at."""
     convolution: npt.NDArray[np.bool_]
     blas: npt.NDArray[np.bool_]
     """Buckets of BLAS_CLASSES."""
@@ -298,7 +301,7 @@ def evaluate(
     moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
-    efficiency = np.array([params[c] for c in cols.op_class])
+    efficiency = np.array([params[c] for c in EFFICIENCY_CLASSES])[cols.efficiency]
     factor = np.where(cols.convolution, params.eager_conv, params.eager_kernel)
     efficiency = np.minimum(1.0, np.where(cols.tensor & (eager[i] > 0), efficiency * factor, efficiency))
     sustained = sustained_clock(params, clock_hz, unit_watts)
@@ -402,13 +405,11 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
     """Every case's buckets as one set of columns, and the cases' figures as arrays: what ``evaluate`` takes."""
     coefficients: dict[int, tuple[Array, ...]] = {}
     parts: list[tuple[Array, ...]] = []
-    classes: list[str] = []
     for c in cases:
         k = coefficients.get(id(c.profile))
         if k is None:
             k = coefficients[id(c.profile)] = _coefficients(c.profile)
         parts.append(k)
-        classes.extend(EFFICIENCY_OF.get(b.op_class, "vector") for b in c.profile.buckets)
     batch = np.concatenate([np.full(len(k[0]), c.batch) for c, k in zip(cases, parts, strict=True)])
     stacked = [np.concatenate([k[j] for k in parts]) for j in range(7)]
     cols = Columns(
@@ -418,7 +419,7 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         kernels=stacked[4],
         operators=stacked[6],
         tensor=np.concatenate([k[5] for k in parts]).astype(bool),
-        op_class=classes,
+        efficiency=np.concatenate([k[9] for k in parts]).astype(np.int64),
         convolution=np.concatenate([k[7] for k in parts]).astype(bool),
         blas=np.concatenate([k[8] for k in parts]).astype(bool),
         cases=len(cases),
@@ -466,7 +467,7 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
 
 def _coefficients(profile: Profile) -> tuple[Array, ...]:
     """Per bucket: FLOPs per sample and per step, bytes per sample and per step, kernels, on-matrix-units,
-    operators, a convolution, a BLAS class."""
+    operators, a convolution, a BLAS class, the index of its efficiency in EFFICIENCY_CLASSES."""
     b = profile.buckets
     return (
         np.array([x.flops.per_sample for x in b]),
@@ -478,6 +479,7 @@ def _coefficients(profile: Profile) -> tuple[Array, ...]:
         np.array([x.operators for x in b], dtype=float),
         np.array([x.op_class is OpClass.conv for x in b]),
         np.array([x.op_class in BLAS_CLASSES for x in b]),
+        np.array([EFFICIENCY_CLASSES.index(EFFICIENCY_OF.get(x.op_class, "vector")) for x in b]),
     )
 
 

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 from app.catalog import CatalogHardware
 from app.contracts import OpClass, Precision, Task
 from app.perfmodel.device import device
-from app.perfmodel.model import EAGER_RUNTIME, Case, Params, steps
+from app.perfmodel.model import EAGER_RUNTIME, Case, Params, evaluate, stacked
 from app.perfmodel.profile import TENSOR_CLASSES, Profile
 from app.perfmodel.profile import shipped as profiles
 
@@ -149,11 +149,12 @@ def modelled_ratios(
         for dev in devices
         for runtime in (EAGER_RUNTIME, pair.graph_runtime)
     ]
+    cols, figures = stacked(cases)  # the same steps at every factor: stacked once
     found = []
     for f in factors:
-        seconds = [b.seconds for b in steps(cases, with_factors(params, {measures: f}))]
+        seconds = evaluate(with_factors(params, {measures: f}), cols, **figures)["seconds"]
         # the ratio of throughputs is graph seconds over eager seconds
-        found.append(statistics.median(seconds[k + 1] / seconds[k] for k in range(0, len(seconds), 2)))
+        found.append(float(np.median(seconds[1::2] / seconds[0::2])))
     return found
 
 
