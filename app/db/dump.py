@@ -2,7 +2,9 @@
 
 The first line names the format, the schema revision and the row count of every table; then one
 line per row, tables in foreign-key order. Import needs an empty database at the same revision,
-inserts everything in one transaction, and on PostgreSQL moves the id sequences past the imported ids.
+inserts everything in one transaction, reads every row back as the API would (app/db/verify.py: a
+row the schema takes but the API could not answer with refuses the file), and on PostgreSQL moves the
+id sequences past the imported ids.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import IO, Any
 from sqlalchemy import Table, func, insert, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import StatementError
+from sqlalchemy.orm import Session
 
-from app.db import migrate
+from app.db import migrate, verify
 from app.db.engine import Database
 from app.db.models import Base, UTCDateTime
 from app.errors import ConflictError
@@ -109,8 +112,10 @@ def import_(db: Database, source: IO[str]) -> dict[str, int]:
         pending: list[dict[str, Any]] = []
         current: str | None = None
         number = 0
+        lines_of: dict[tuple[str, str], int] = {}  # (table, key) -> its line, to name a row refused later
         for number, item in lines:
             name, row = _row(number, item, decoders)
+            lines_of[name, _key(tables[name], row)] = number
             if name != current and pending:
                 _flush(conn, tables[current], pending, number)  # type: ignore[index]
                 pending = []
@@ -122,12 +127,34 @@ def import_(db: Database, source: IO[str]) -> dict[str, int]:
                 pending = []
         if pending and current is not None:
             _flush(conn, tables[current], pending, number)
+        expected = header.get("tables")
+        if not isinstance(expected, dict):
+            raise ConflictError("the export's first line does not count its tables' rows")
+        if any(imported.get(name, 0) != count for name, count in expected.items()):  # cut short: keep nothing
+            raise ConflictError(f"the export's header promised {expected} rows but held {imported}")
+        _read_back(conn, lines_of)
         if conn.dialect.name == "postgresql":
             _advance_sequences(conn, tables.values())
-    expected = header.get("tables", {})
-    if any(imported.get(name, 0) != count for name, count in expected.items()):
-        raise ConflictError(f"the export's header promised {expected} rows but held {imported}")
     return imported
+
+
+def _key(table: Table, row: dict[str, Any]) -> str:
+    return ",".join(str(row.get(column.name)) for column in table.primary_key.columns)
+
+
+def _read_back(conn: Connection, lines_of: dict[tuple[str, str], int]) -> None:
+    """Every imported row read as the API reads it; the first that cannot be is the import's error."""
+    with Session(bind=conn) as session:
+        try:
+            verify.check(session)
+        except verify.Unreadable as exc:
+            line = lines_of.get((exc.table, str(exc.key)))
+            raise ConflictError(
+                f"line {line} of the export ({exc.table} {exc.key}) is not what hwadvisor stores: {exc.why}"
+                if line is not None
+                else f"the export's {exc.table} row {exc.key} is not what hwadvisor stores: {exc.why}",
+                hint="nothing was imported; import an export written by `hwadvisor db export` unchanged",
+            ) from exc
 
 
 def _flush(conn: Connection, table: Table, rows: list[dict[str, Any]], number: int) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.contracts import Heartbeat, JobCreate, TokenKind
-from app.db import dump, jobs, machines, migrate, runs, tokens
+from app.db import dump, jobs, machines, migrate, runs, tokens, verify
 from app.db.engine import Database
+from app.db.models import Base
 from app.errors import ConflictError
 from testkit.factories import machine_spec, result, run_report
 from tests.conftest import PG_URL, ScratchDatabases
@@ -104,5 +105,68 @@ def test_a_line_that_is_not_a_row_is_refused_with_its_number_and_nothing_is_kept
         dump.import_(target, io.StringIO(f"{header}\n{line}\n"))
     empty = io.StringIO()
     assert not any(dump.export(target, empty).values())
+    source.dispose()
+    target.dispose()
+
+
+def test_every_table_is_read_back_at_import_or_says_why_not() -> None:
+    tables = {t.name for t in Base.metadata.sorted_tables}
+    assert set(verify.READERS) | set(verify.NOT_READ) == tables
+    assert not set(verify.READERS) & set(verify.NOT_READ)
+
+
+def _edited(text: str, table: str, change: dict[str, object]) -> tuple[str, int]:
+    """The export with the first row of ``table`` changed, and that row's line number."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines[1:], start=2):
+        item = json.loads(line)
+        if item["table"] == table:
+            item["row"].update(change)
+            lines[number - 1] = json.dumps(item)
+            return "\n".join(lines) + "\n", number
+    raise AssertionError(f"the export has no {table} row")
+
+
+@pytest.mark.parametrize(
+    ("table", "change", "field"),
+    [
+        ("results", {"precision": "fp64"}, "precision"),
+        ("results", {"throughput_samples_per_s": -5.0}, "throughput_samples_per_s"),
+        ("results", {"batch_size": 0}, "batch_size"),
+        ("spec_snapshots", {"spec": {"hostname": "lab-1"}}, "Field required"),
+        ("tokens", {"kind": "root"}, "kind"),
+        ("jobs", {"status": "exploded"}, "status"),
+        ("machines", {"status": "haunted"}, "status"),
+    ],
+)
+def test_a_row_the_schema_takes_but_the_api_could_not_answer_with_is_refused_and_nothing_is_kept(
+    scratch: ScratchDatabases, table: str, change: dict[str, object], field: str
+) -> None:
+    source = filled(scratch)
+    exported = io.StringIO()
+    dump.export(source, exported)
+    text, line = _edited(exported.getvalue(), table, change)
+    target = Database(scratch.new("postgres" if PG_URL else "sqlite"))
+    migrate.upgrade(target.url)
+    with pytest.raises(ConflictError, match=rf"line {line} of the export \({table} .*\) .*{field}") as refused:
+        dump.import_(target, io.StringIO(text))
+    assert "import an export written by `hwadvisor db export` unchanged" in (refused.value.hint or "")
+    empty = io.StringIO()
+    assert not any(dump.export(target, empty).values())
+    source.dispose()
+    target.dispose()
+
+
+def test_an_export_cut_short_keeps_nothing(scratch: ScratchDatabases) -> None:
+    source = filled(scratch)
+    exported = io.StringIO()
+    dump.export(source, exported)
+    lines = exported.getvalue().splitlines()
+    last_result = max(n for n, line in enumerate(lines) if json.loads(line).get("table") == "results")
+    target = Database(scratch.new("sqlite"))
+    migrate.upgrade(target.url)
+    with pytest.raises(ConflictError, match="promised"):
+        dump.import_(target, io.StringIO("\n".join(lines[:last_result]) + "\n"))
+    assert not any(dump.export(target, io.StringIO()).values())
     source.dispose()
     target.dispose()

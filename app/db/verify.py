@@ -1,0 +1,164 @@
+"""Every stored row read back as the API reads it, for `hwadvisor db import`.
+
+The database's schema checks an imported row's columns and keys, not what the API promises of them: a
+result with a negative throughput or an unknown precision, a machine spec that is not one, a catalog
+entry whose figures do not parse. Such a row, from an export edited by hand or written by another
+tool, would be stored and then fail every page that shows it (a 500 on GET /api/v1/results, a broken
+catalog). So the import reads every row through the same function the API answers with and refuses
+the file, naming the row, when one cannot be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session, joinedload
+
+from app.catalog import load
+from app.catalog.lab import LabChange, layer
+from app.contracts import MachineSpec, PublicResult, TokenKind
+from app.db import clusters, jobs, machines, results, runs, tokens
+from app.db.models import (
+    CatalogEntry,
+    ClusterRow,
+    JobRow,
+    Machine,
+    PublicResultRow,
+    ResultRow,
+    Run,
+    SessionRow,
+    SpecSnapshot,
+    TokenRow,
+)
+from app.errors import HwadvisorError
+
+PAGE = 2000
+"""Rows read at a time: an export of 100,000 results is not held in memory at once."""
+
+Check = tuple[Any, Callable[[], object]]
+"""A row's key and the reading of it, which raises when the API could not answer with the row."""
+
+NOT_READ = {
+    "devices": "read with their machine",
+    "catalog_pins": "read with their machine",
+    "cluster_members": "read with their cluster",
+    "rate_limits": "counters the server keeps for itself, never answered",
+}
+"""Tables with no reader of their own, and why."""
+
+
+def _paged(session: Session, model: Any, *options: Any) -> Iterator[Any]:
+    """Every row of ``model`` in primary-key pages (a single-column key)."""
+    (key,) = model.__table__.primary_key.columns
+    attribute = getattr(model, key.name)
+    last = None
+    while True:
+        query = select(model).options(*options).order_by(attribute).limit(PAGE)
+        if last is not None:
+            query = query.where(attribute > last)
+        page = session.scalars(query).unique().all()
+        yield from page
+        if len(page) < PAGE:
+            return
+        last = getattr(page[-1], key.name)
+        session.expunge_all()
+
+
+def _machines(session: Session) -> Iterator[Check]:
+    for m in _paged(session, Machine):
+        yield m.id, partial(machines.to_read, session, m, with_spec=True)
+
+
+def _spec_snapshots(session: Session) -> Iterator[Check]:
+    for row in _paged(session, SpecSnapshot):
+        yield row.id, partial(MachineSpec.model_validate, row.spec)
+
+
+def _results(session: Session) -> Iterator[Check]:
+    for row in _paged(session, ResultRow, joinedload(ResultRow.machine)):
+        yield row.id, partial(results.to_read, row)
+
+
+def _runs(session: Session) -> Iterator[Check]:
+    for row in _paged(session, Run):
+        yield row.id, partial(runs.to_read, row)
+
+
+def _jobs(session: Session) -> Iterator[Check]:
+    for row in _paged(session, JobRow):
+        yield row.id, partial(jobs.to_job, row)
+
+
+def _tokens(session: Session) -> Iterator[Check]:
+    for row in _paged(session, TokenRow):
+        yield row.id, partial(tokens.to_read, row)
+
+
+def _sessions(session: Session) -> Iterator[Check]:
+    for row in _paged(session, SessionRow):
+        yield row.id, partial(TokenKind, row.kind)
+
+
+def _clusters(session: Session) -> Iterator[Check]:
+    for row in _paged(session, ClusterRow):
+        yield row.name, partial(clusters.to_read, row)
+
+
+def _lab_entry(shipped: Any, row: CatalogEntry) -> object:
+    return layer(shipped, [LabChange.model_validate(row)])
+
+
+def _catalog_entries(session: Session) -> Iterator[Check]:
+    shipped = load()
+    for row in _paged(session, CatalogEntry):
+        yield row.id, partial(_lab_entry, shipped, row)
+
+
+def _public_results(session: Session) -> Iterator[Check]:
+    for row in _paged(session, PublicResultRow):
+        yield row.id, partial(PublicResult.model_validate, row, from_attributes=True)
+
+
+READERS: dict[str, Callable[[Session], Iterator[Check]]] = {
+    "spec_snapshots": _spec_snapshots,  # before the machines, which read their latest: the row at fault is named
+    "machines": _machines,
+    "results": _results,
+    "runs": _runs,
+    "jobs": _jobs,
+    "tokens": _tokens,
+    "sessions": _sessions,
+    "clusters": _clusters,
+    "catalog_entries": _catalog_entries,
+    "public_results": _public_results,
+}
+"""Per table, its rows as the API reads them. Every table is here or in NOT_READ (a test holds it)."""
+
+
+class Unreadable(Exception):
+    """A stored row the API could not answer with."""
+
+    def __init__(self, table: str, key: Any, why: str) -> None:
+        super().__init__(f"{table} row {key}: {why}")
+        self.table, self.key, self.why = table, key, why
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the row"
+        return f"{where}: {first['msg']}"
+    return f"{exc.__class__.__name__}: {exc}"
+
+
+def check(session: Session) -> None:
+    """Raise Unreadable for the first row (table by table) that the API could not read."""
+    for table, reader in READERS.items():
+        for key, read in reader(session):
+            try:
+                read()
+            except (ValidationError, ValueError, KeyError, TypeError, AttributeError, HwadvisorError) as exc:
+                raise Unreadable(table, key, _why(exc)) from exc
