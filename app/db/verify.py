@@ -68,72 +68,33 @@ def _paged(session: Session, model: Any, *options: Any) -> Iterator[Any]:
         session.expunge_all()
 
 
-def _machines(session: Session) -> Iterator[Check]:
-    for m in _paged(session, Machine):
-        yield m.id, partial(machines.to_read, session, m, with_spec=True)
+def _reader(model: Any, read: Callable[[Session, Any], object], *options: Any) -> Callable[[Session], Iterator[Check]]:
+    """A table's checks: each row's key and ``read`` of it."""
+
+    def checks(session: Session) -> Iterator[Check]:
+        (key,) = model.__table__.primary_key.columns
+        for row in _paged(session, model, *options):
+            yield getattr(row, key.name), partial(read, session, row)
+
+    return checks
 
 
-def _spec_snapshots(session: Session) -> Iterator[Check]:
-    for row in _paged(session, SpecSnapshot):
-        yield row.id, partial(MachineSpec.model_validate, row.spec)
-
-
-def _results(session: Session) -> Iterator[Check]:
-    for row in _paged(session, ResultRow, joinedload(ResultRow.machine)):
-        yield row.id, partial(results.to_read, row)
-
-
-def _runs(session: Session) -> Iterator[Check]:
-    for row in _paged(session, Run):
-        yield row.id, partial(runs.to_read, row)
-
-
-def _jobs(session: Session) -> Iterator[Check]:
-    for row in _paged(session, JobRow):
-        yield row.id, partial(jobs.to_job, row)
-
-
-def _tokens(session: Session) -> Iterator[Check]:
-    for row in _paged(session, TokenRow):
-        yield row.id, partial(tokens.to_read, row)
-
-
-def _sessions(session: Session) -> Iterator[Check]:
-    for row in _paged(session, SessionRow):
-        yield row.id, partial(TokenKind, row.kind)
-
-
-def _clusters(session: Session) -> Iterator[Check]:
-    for row in _paged(session, ClusterRow):
-        yield row.name, partial(clusters.to_read, row)
-
-
-def _lab_entry(shipped: Any, row: CatalogEntry) -> object:
-    return layer(shipped, [LabChange.model_validate(row)])
-
-
-def _catalog_entries(session: Session) -> Iterator[Check]:
-    shipped = load()
-    for row in _paged(session, CatalogEntry):
-        yield row.id, partial(_lab_entry, shipped, row)
-
-
-def _public_results(session: Session) -> Iterator[Check]:
-    for row in _paged(session, PublicResultRow):
-        yield row.id, partial(PublicResult.model_validate, row, from_attributes=True)
+def _lab_entry(_session: Session, row: CatalogEntry) -> object:
+    return layer(load(), [LabChange.model_validate(row)])
 
 
 READERS: dict[str, Callable[[Session], Iterator[Check]]] = {
-    "spec_snapshots": _spec_snapshots,  # before the machines, which read their latest: the row at fault is named
-    "machines": _machines,
-    "results": _results,
-    "runs": _runs,
-    "jobs": _jobs,
-    "tokens": _tokens,
-    "sessions": _sessions,
-    "clusters": _clusters,
-    "catalog_entries": _catalog_entries,
-    "public_results": _public_results,
+    # before the machines, which read their latest: the row at fault is named
+    "spec_snapshots": _reader(SpecSnapshot, lambda _s, row: MachineSpec.model_validate(row.spec)),
+    "machines": _reader(Machine, lambda s, m: machines.to_read(s, m, with_spec=True)),
+    "results": _reader(ResultRow, lambda _s, row: results.to_read(row), joinedload(ResultRow.machine)),
+    "runs": _reader(Run, lambda _s, row: runs.to_read(row)),
+    "jobs": _reader(JobRow, lambda _s, row: jobs.to_job(row)),
+    "tokens": _reader(TokenRow, lambda _s, row: tokens.to_read(row)),
+    "sessions": _reader(SessionRow, lambda _s, row: TokenKind(row.kind)),
+    "clusters": _reader(ClusterRow, lambda _s, row: clusters.to_read(row)),
+    "catalog_entries": _reader(CatalogEntry, _lab_entry),
+    "public_results": _reader(PublicResultRow, lambda _s, row: PublicResult.model_validate(row, from_attributes=True)),
 }
 """Per table, its rows as the API reads them. Every table is here or in NOT_READ (a test holds it)."""
 
