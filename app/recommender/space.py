@@ -104,9 +104,10 @@ class ConfigSpace:
                 set(MODELLED_GPU_BATCHES) if kind is not DeviceKind.cpu and not self.spec.batch_size else set()
             )
             measured = {(c.runtime, c.precision, c.batch_size) for c in configs if by_batch(c.source)}
+            precisions = [p for p in self.modelled if kind is not DeviceKind.cpu or p is not Precision.tf32]
             configs.update(
                 Config(MODELLED_RUNTIME, p, b, None, LAB)
-                for p in self.modelled
+                for p in precisions  # tf32 is a tensor-core format of NVIDIA GPUs: no CPU has it to model
                 for b in batches
                 if (MODELLED_RUNTIME, p, b) not in measured  # a reference run measured it: no model beside it
             )

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from app.catalog import get, reference
+from app.catalog import load as catalog_entries
 from app.contracts import LLM_PRESETS, Precision, Recommendation, Task
 from app.perfmodel import generation
 from app.perfmodel.bands import as_pct
@@ -462,3 +463,19 @@ def test_no_such_note_once_a_graph_runtime_ran_on_a_gpu(api: Api) -> None:
     answer = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly"))).json()
     assert any(c["runtime"] == "onnxruntime-cuda" for c in answer["candidates"]), answer["candidates"]
     assert not [n for n in answer["notes"] if "every GPU figure" in n], answer["notes"]
+
+
+def test_tf32_is_not_modelled_on_cpus_so_the_unanswered_count_holds_only_gpus_without_its_peak(api: Api) -> None:
+    """tf32 is a tensor-core format of NVIDIA GPUs: a CPU is never a tf32 candidate, and the note counting
+    what nothing could estimate counts, for tf32, the catalog GPUs that have no tf32 peak (Volta, Turing)."""
+    cpu_only_lab(api)
+    body = {"workload": "resnet50", "task": "infer", "scope": "catalog", "batch_size": 32, "limit": 1000}
+    body["constraints"] = {"precisions": ["tf32"], "runtimes": ["torch-eager"]}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert all(c["hardware"]["kind"] == "cuda" for c in answer["candidates"] + answer["rejected"])
+    without = [e for e in catalog_entries() if e.kind == "gpu" and e.peak_tf32_tflops is None]
+    assert without and any(e.peak_tf32_tflops is not None for e in catalog_entries() if e.kind == "gpu")
+    (note,) = [n for n in answer["notes"] if "had no measurement and nothing to predict them from" in n]
+    assert note.startswith(f"{len(without)} hardware x config pairs")  # one batch: one pair per such GPU
