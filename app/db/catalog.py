@@ -103,6 +103,16 @@ def apply(session: Session, catalog_id: str, patch: CatalogPatch) -> CatalogHard
     return merged[catalog_id]
 
 
+def checked_row(row: CatalogEntry) -> CatalogHardware:
+    """A stored lab row as ``apply`` would have taken it: its figures as a CatalogPatch allows them (the
+    shipped entry's overrides, or the lab's own entry's specs), the entry they make, its power range."""
+    CatalogPatch.model_validate(row.overrides)
+    CatalogPatch.model_validate({k: v for k, v in row.specs.items() if k != "id"})
+    entry = layer(load(), [LabChange.model_validate(row)])[row.id]
+    _check_power_range(entry)
+    return entry
+
+
 def _check_power_range(changed: CatalogHardware) -> None:
     """The power limits, as the entry now has them, must be a range (the caller's transaction rolls
     back otherwise): the recommender caps a device's draw between them."""

@@ -18,10 +18,8 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
-from app.catalog import load
-from app.catalog.lab import LabChange, layer
 from app.contracts import MachineSpec, PublicResult, TokenKind
-from app.db import clusters, jobs, machines, results, runs, tokens
+from app.db import catalog, clusters, jobs, machines, results, runs, tokens
 from app.db.models import (
     CatalogEntry,
     ClusterRow,
@@ -79,10 +77,6 @@ def _reader(model: Any, read: Callable[[Session, Any], object], *options: Any) -
     return checks
 
 
-def _lab_entry(_session: Session, row: CatalogEntry) -> object:
-    return layer(load(), [LabChange.model_validate(row)])
-
-
 READERS: dict[str, Callable[[Session], Iterator[Check]]] = {
     # before the machines, which read their latest: the row at fault is named
     "spec_snapshots": _reader(SpecSnapshot, lambda _s, row: MachineSpec.model_validate(row.spec)),
@@ -93,7 +87,7 @@ READERS: dict[str, Callable[[Session], Iterator[Check]]] = {
     "tokens": _reader(TokenRow, lambda _s, row: tokens.to_read(row)),
     "sessions": _reader(SessionRow, lambda _s, row: TokenKind(row.kind)),
     "clusters": _reader(ClusterRow, lambda _s, row: clusters.to_read(row)),
-    "catalog_entries": _reader(CatalogEntry, _lab_entry),
+    "catalog_entries": _reader(CatalogEntry, lambda _s, row: catalog.checked_row(row)),
     "public_results": _reader(PublicResultRow, lambda _s, row: PublicResult.model_validate(row, from_attributes=True)),
 }
 """Per table, its rows as the API reads them. Every table is here or in NOT_READ (a test holds it)."""

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.contracts import Heartbeat, JobCreate, TokenKind
-from app.db import dump, jobs, machines, migrate, runs, tokens, verify
+from app.contracts import CatalogPatch, Heartbeat, JobCreate, TokenKind
+from app.db import catalog, dump, jobs, machines, migrate, runs, tokens, verify
 from app.db.engine import Database
 from app.db.models import Base
 from app.errors import ConflictError
@@ -22,6 +22,7 @@ def filled(scratch: ScratchDatabases) -> Database:
     migrate.upgrade(db.url)
     with db.writing() as session:
         enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
+        catalog.apply(session, "a10", CatalogPatch(tdp_w=140))  # the lab's own figure for a part
     for n in range(2):
         spec = machine_spec()
         with db.writing() as session:
@@ -137,6 +138,7 @@ def _edited(text: str, table: str, change: dict[str, object]) -> tuple[str, int]
         ("tokens", {"kind": "root"}, "kind"),
         ("jobs", {"status": "exploded"}, "status"),
         ("machines", {"status": "haunted"}, "status"),
+        ("catalog_entries", {"overrides": {"tdp_w": -5}}, "tdp_w"),
     ],
 )
 def test_a_row_the_schema_takes_but_the_api_could_not_answer_with_is_refused_and_nothing_is_kept(
