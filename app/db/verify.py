@@ -49,20 +49,21 @@ NOT_READ = {
 """Tables with no reader of their own, and why."""
 
 
-def _paged(session: Session, model: Any, *options: Any) -> Iterator[Any]:
-    """Every row of ``model`` in primary-key pages (a single-column key)."""
-    (key,) = model.__table__.primary_key.columns
-    attribute = getattr(model, key.name)
+def _paged(session: Session, model: Any, *options: Any) -> Iterator[tuple[Any, Any]]:
+    """Every row of ``model`` with its key, in primary-key pages (a single-column key)."""
+    (column,) = model.__table__.primary_key.columns
+    attribute = getattr(model, column.name)
     last = None
     while True:
         query = select(model).options(*options).order_by(attribute).limit(PAGE)
         if last is not None:
             query = query.where(attribute > last)
         page = session.scalars(query).unique().all()
-        yield from page
+        for row in page:
+            last = getattr(row, column.name)
+            yield last, row
         if len(page) < PAGE:
             return
-        last = getattr(page[-1], key.name)
         session.expunge_all()
 
 
@@ -70,9 +71,8 @@ def _reader(model: Any, read: Callable[[Session, Any], object], *options: Any) -
     """A table's checks: each row's key and ``read`` of it."""
 
     def checks(session: Session) -> Iterator[Check]:
-        (key,) = model.__table__.primary_key.columns
-        for row in _paged(session, model, *options):
-            yield getattr(row, key.name), partial(read, session, row)
+        for key, row in _paged(session, model, *options):
+            yield key, partial(read, session, row)
 
     return checks
 
