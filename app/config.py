@@ -70,6 +70,13 @@ class Settings(BaseSettings):
         "connection opening); a body may not go quiet for longer, and must arrive within this plus its length at "
         "16 KiB/s; an answer the client stops reading for this long is dropped. The connection is closed otherwise.",
     )
+    proxy_headers: bool = Field(
+        default=False,
+        description="Take the client's address from X-Forwarded-For / X-Forwarded-Proto, sent by the addresses "
+        "uvicorn's FORWARDED_ALLOW_IPS names (127.0.0.1 by default): turn it on behind a reverse proxy, so that "
+        "rate limits and connection caps see each client, not the proxy. Off, no client can choose the address "
+        "those limits count it under by sending the header itself.",
+    )
     max_client_connections: int = Field(
         default=100,
         ge=0,

@@ -37,6 +37,7 @@ def server(
         port=port or settings.port,
         workers=workers,
         http=GuardedH11Protocol,
+        proxy_headers=settings.proxy_headers,  # uvicorn's default is on: any local client could pick its address
         log_level="info",
         access_log=False,  # the server logs each request itself, with its request id
     )

@@ -357,6 +357,6 @@ class RateLimitRow(Base):
 
     __tablename__ = "rate_limits"
 
-    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)  # ratelimit.KEY_LENGTH
     bucket: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     count: Mapped[int] = mapped_column(Integer)

@@ -90,7 +90,7 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
 def client_host(request: Request) -> str:
-    """The caller's address (behind a reverse proxy, run uvicorn with --proxy-headers)."""
+    """The caller's address (behind a reverse proxy, set HWADVISOR_PROXY_HEADERS=1, app/config.py)."""
     return request.client.host if request.client else "unknown"
 
 
