@@ -21,6 +21,9 @@ from app.perfmodel.onnx_fold import fold
 
 MAX_NODES = 50_000
 """Nodes a graph may have, subgraphs included (BERT-large exports with about 1,500)."""
+MAX_ELEMENTS = 2**48
+"""The most elements one tensor may have: 2^48 at a byte each is 281 TB, beyond any model's tensor; a graph
+over it is a mistake (or an attack), and its sizes would overflow the counting's floats."""
 KEPT_VALUES = 1024
 """Initializers up to this many elements keep their values (shape constants that Reshape reads)."""
 FLOATS = frozenset(
@@ -177,7 +180,16 @@ def _inferred(model: ModelProto) -> tuple[onnx.GraphProto, dict[str, TensorInfo]
         if value.type.HasField("tensor_type"):
             tensors[value.name] = _info(value.type.tensor_type)
     for tensor in graph.initializer:
+        if any(d < 0 for d in tensor.dims):
+            raise InvalidInput(f"the initializer {tensor.name!r} has a negative dimension: {list(tensor.dims)}")
         tensors[tensor.name] = TensorInfo(tuple(int(d) for d in tensor.dims), tensor.data_type)
+    for name, info in tensors.items():
+        if info.elements > MAX_ELEMENTS:
+            raise InvalidInput(
+                f"the tensor {name!r} (shape {str(list(info.shape or ()))[:120]}) has over 2^48 elements, "
+                "more than any model's tensor",
+                hint="check the graph's dimensions and the sizes given with dim",
+            )
     return graph, tensors
 
 

@@ -268,7 +268,7 @@ def parse_dims(given: Iterable[str]) -> dict[str, int]:
     dims: dict[str, int] = {}
     for item in given:
         key, _, value = item.partition("=")
-        if not key or not value.isdigit() or not 1 <= int(value) <= MAX_DIM:
+        if not key or not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_DIM:
             raise InvalidInput(f"dim {item!r} is not NAME=SIZE with SIZE from 1 to 1,000,000", hint="e.g. sequence=128")
         dims[key] = int(value)
     return dims
@@ -284,7 +284,14 @@ def profile(
 ) -> OnnxProfile:
     """The inference profile of the ONNX model in ``data`` (a file's bytes) at ``precision``."""
     model = parse(data) if isinstance(data, bytes) else data
-    first, second = (count(concrete(model, batch, dims or {}), precision) for batch in batches)
+    try:
+        first, second = (count(concrete(model, batch, dims or {}), precision) for batch in batches)
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        # the file is anyone's: a graph this reading did not foresee is the file's fault, said as such
+        raise InvalidInput(
+            f"the ONNX graph could not be profiled ({type(exc).__name__}: {exc})",
+            hint="check the file with onnx.checker.check_model(model, full_check=True)",
+        ) from exc
     unknown = dict(sorted((first.unknown + Counter()).items()))
     how = f"onnx {onnx.__version__} shape inference at batch {batches[0]} and {batches[1]}, every node counted"
     how += f" (app/perfmodel/onnx_profile.py); weights stored as {exported_as(model)}, counted at {precision.value}"
@@ -346,8 +353,10 @@ def _op(node: NodeProto, graph: Graph, constants: set[str], precision: Precision
     op_class = CLASSES.get(node.op_type)
     named = [t for i, t in zip(node.input, ins, strict=True) if i] + outs
     known = op_class is not None and all(t is not None and t.shape is not None for t in named)
-    if op_class is None or not known:
-        unknown[node.op_type if op_class is None else f"{node.op_type} (shapes not inferred)"] += 1
+    complete = op_class is None or all(t is not None for t in ins[: _inputs_needed(node, op_class)] or [None])
+    if op_class is None or not known or not complete:
+        reason = "shapes not inferred" if complete else "inputs missing"
+        unknown[node.op_type if op_class is None else f"{node.op_type} ({reason})"] += 1
         op_class = OpClass.movement
     elif op_class is OpClass.gemm and node.op_type == "MatMul" and not set(node.input) & constants:
         op_class = OpClass.attention
@@ -368,6 +377,15 @@ def _op(node: NodeProto, graph: Graph, constants: set[str], precision: Precision
             extra, kernels = _recurrent_traffic(node, ins, precision)
             moved += extra
     return OpCount(name=node.op_type, op_class=op_class, flops=flops, bytes=moved, kernels=kernels)
+
+
+INPUTS_NEEDED = {OpClass.conv: 2, OpClass.attention: 2, OpClass.recurrent: 3}
+"""The inputs a node of each class must have for its FLOPs to be counted (a convolution's weight, the
+keys, a recurrent layer's W and R); one for the rest. A node without them is counted as data movement."""
+
+
+def _inputs_needed(node: NodeProto, op_class: OpClass) -> int:
+    return 4 if node.op_type == "QLinearConv" else INPUTS_NEEDED.get(op_class, 1)
 
 
 def _flops(node: NodeProto, op_class: OpClass, ins: list[TensorInfo | None], outs: list[TensorInfo]) -> float:
