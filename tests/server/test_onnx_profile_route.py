@@ -71,7 +71,9 @@ def test_an_oversize_upload_is_a_413_naming_the_limit(small_limit: Api) -> None:
     assert "2048 byte limit" in response.text and "profile-onnx" in response.text
 
 
-def _graph(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], initializer: list[onnx.TensorProto]) -> bytes:
+def _graph(
+    nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], initializer: list[onnx.TensorProto]
+) -> bytes:
     out = helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)
     graph = helper.make_graph(nodes, "crafted", inputs, [out], initializer=initializer)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
@@ -97,7 +99,9 @@ def _crafted() -> dict[str, bytes]:
         ),
         "a weight of 2^62-wide dimensions": _graph([relu], [x], [_weight([2**62] * 17)]),
         "a weight with a negative dimension": _graph([relu], [x], [_weight([-5, 3])]),
-        "a convolution without its weight": _graph([helper.make_node("Conv", ["i"], ["z"]), relu_z], [image, declared], []),
+        "a convolution without its weight": _graph(
+            [helper.make_node("Conv", ["i"], ["z"]), relu_z], [image, declared], []
+        ),
         "an LSTM without W and R": _graph([helper.make_node("LSTM", ["s"], ["z"]), relu_z], [seq, declared], []),
     }
 
@@ -110,6 +114,7 @@ def test_a_crafted_file_is_a_422_or_an_answer_never_a_500(api: Api, case: str) -
 
 def test_a_dimension_size_in_other_digits_is_a_422(api: Api) -> None:
     """'²'.isdigit() is true, and int('²') fails: a non-ASCII digit is refused as any bad size is."""
-    response = api.client.post(URL, content=_onnx(), params={"dim": "seq=²"}, headers={**api.bearer(api.token("readonly")), **OCTETS})
+    reader = api.bearer(api.token("readonly"))
+    response = api.client.post(URL, content=_onnx(), params={"dim": "seq=²"}, headers={**reader, **OCTETS})
     assert response.status_code == 422, response.text
     assert "NAME=SIZE" in response.json()["detail"]
