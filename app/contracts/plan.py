@@ -75,7 +75,10 @@ class Costs(Strict):
     period_years: float = Field(default=3.0, ge=0.1, le=20, description="The ownership period the totals cover.")
     electricity_usd_per_kwh: NonNegative = Field(default=0.15, le=10)
     utilisation: float = Field(
-        default=1.0, gt=0, le=1, description="Share of the period the devices run (energy, hosting is paid anyway)."
+        default=1.0,
+        ge=0.001,
+        le=1,
+        description="Share of the period the devices run (energy, hosting is paid anyway); at least 0.1%.",
     )
     hosting_usd_per_kw_year: NonNegative = Field(
         default=0.0, le=1_000_000, description="Rack space, cooling and power delivery per kW of system power."
@@ -83,7 +86,7 @@ class Costs(Strict):
     system_usd: NonNegative = Field(
         default=0.0, le=10_000_000, description="Per system on top of its devices: chassis, CPUs, memory, network."
     )
-    cloud_usd_per_device_hour: dict[CatalogId, Positive] = Field(
+    cloud_usd_per_device_hour: dict[CatalogId, Annotated[Positive, Field(le=100_000)]] = Field(
         default_factory=dict,
         max_length=1000,
         description="Rental price of one device per hour, by catalog id: a cloud comparison for those parts.",

@@ -24,6 +24,12 @@ MAX_POINTS = 121
 """Cost-over-time points: one a month up to ten years, then evenly spaced."""
 
 
+def _finite(usd: float | None) -> float | None:
+    """A figure the answer can state: None where the inputs' product left the floats (a request's extreme
+    but valid rates and hours), as a figure without a price is None, never an infinite dollar amount."""
+    return usd if usd is None or math.isfinite(usd) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Bill:
     period_years: float
@@ -48,13 +54,13 @@ class Bill:
         return CostBreakdown(
             period_years=self.period_years,
             running_hours=self.running_hours,
-            purchase_usd=self.purchase_usd,
-            energy_kwh=self.energy_kwh,
-            energy_usd=self.energy_usd,
-            hosting_usd=self.hosting_usd,
-            total_usd=self.total_usd,
-            cloud_usd_per_hour=self.cloud_usd_per_hour,
-            cloud_usd=self.cloud_usd,
+            purchase_usd=_finite(self.purchase_usd),
+            energy_kwh=_finite(self.energy_kwh),
+            energy_usd=_finite(self.energy_usd),
+            hosting_usd=_finite(self.hosting_usd),
+            total_usd=_finite(self.total_usd),
+            cloud_usd_per_hour=_finite(self.cloud_usd_per_hour),
+            cloud_usd=_finite(self.cloud_usd),
         )
 
 
@@ -92,10 +98,10 @@ def job_cost(owned: Bill, costs: Costs, hours: float, system_power_w: float | No
     )
     return JobCost(
         time_to_train_hours=hours,
-        energy_kwh=energy_kwh,
-        energy_usd=energy_usd,
-        owned_usd=owned_usd,
-        cloud_usd=None if owned.cloud_usd_per_hour is None else owned.cloud_usd_per_hour * hours,
+        energy_kwh=_finite(energy_kwh),
+        energy_usd=_finite(energy_usd),
+        owned_usd=_finite(owned_usd),
+        cloud_usd=None if owned.cloud_usd_per_hour is None else _finite(owned.cloud_usd_per_hour * hours),
     )
 
 
@@ -114,8 +120,8 @@ def over_time(owned: Bill) -> list[CostPoint]:
             month=m,
             owned_usd=None
             if owned.purchase_usd is None or running is None
-            else owned.purchase_usd + running * m / months,
-            cloud_usd=None if cloud is None else cloud * m / months,
+            else _finite(owned.purchase_usd + running * m / months),
+            cloud_usd=None if cloud is None else _finite(cloud * m / months),
         )
         for m in steps
     ]

@@ -50,3 +50,11 @@ def test_an_unknown_price_or_power_leaves_the_total_unknown_not_zero() -> None:
     unpowered = bill(EXAMPLE, devices=2, systems=1, price_usd=1_000, system_power_w=None, cloud_usd_per_device_hour=1)
     assert unpowered.energy_kwh is None and unpowered.total_usd is None
     assert job_cost(unpowered, EXAMPLE, hours=5, system_power_w=None).owned_usd is None
+
+
+def test_a_bill_beyond_the_floats_is_no_figure_not_an_infinite_one() -> None:
+    costs = Costs(utilisation=0.001, period_years=0.1)
+    owned = bill(costs, devices=1, systems=1, price_usd=1e300, system_power_w=1e3, cloud_usd_per_device_hour=1e5)
+    job = job_cost(owned, costs, hours=1e306, system_power_w=1e300)
+    assert job.owned_usd is None and job.energy_kwh is None and job.cloud_usd is None
+    assert owned.to_contract().total_usd is not None

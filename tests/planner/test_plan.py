@@ -212,3 +212,19 @@ def test_an_inference_plan_with_eager_gpus_beside_graph_runtime_cpus_says_so(api
     assert len(said) == 1 and "openvino" in said[0], answer["notes"]
     chosen = ask(api, {**body, "runtimes": ["torch-eager"]})
     assert not [n for n in chosen["notes"] if "every GPU figure" in n], "a plan that chose its runtime got it"
+
+
+def test_costs_out_of_reason_are_a_422_and_extreme_valid_ones_an_answer(api: Api) -> None:
+    """A utilisation of 5e-324 made a job's share of the period infinite, and a rate of 1e308 an infinite
+    bill: both were 500s. The bounds refuse them; the largest valid inputs answer."""
+    reader = api.bearer(api.token("readonly"))
+    job = {"job": {"dataset_samples": IMAGENET, "epochs": 90}}
+    for costs in ({"utilisation": 5e-324}, {"cloud_usd_per_device_hour": {"h100-sxm5-80gb": 1e308}}):
+        body = {"workload": "resnet50", "target": job, "costs": costs}
+        refused = api.client.post("/api/v1/plans", json=body, headers=reader)
+        assert refused.status_code == 422, refused.text
+    largest = {"dataset_samples": 10**13, "epochs": 100_000}
+    costs = {"utilisation": 0.001, "period_years": 0.1, "cloud_usd_per_device_hour": {"h100-sxm5-80gb": 100_000}}
+    answer = ask(api, {"workload": "resnet50", "target": {"job": largest}, "costs": costs})
+    assert answer["candidates"]
+

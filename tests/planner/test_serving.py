@@ -209,3 +209,12 @@ def test_a_calibrated_decode_draws_at_the_rate_it_is_stated_at(monkeypatch: pyte
     assert held.decode_step_ms > weights > bare_ms * 0.5
     (note,) = [n for n in held.notes if n.code == "llm_modelled"]
     assert "and no less: the weights and KV cache a decode step reads take that long" in note.text
+
+
+@ONE_DB
+def test_serving_costs_out_of_reason_are_a_422(api: Api) -> None:
+    """Each was a 500: an infinite cost failed the answer's own validation."""
+    ask(api, {"workload": "llama3_8b", "costs": {"utilisation": 5e-324}}, status=422)
+    ask(api, {"workload": "llama3_8b", "costs": {"cloud_usd_per_device_hour": {"h100-sxm5-80gb": 1e308}}}, status=422)
+    costs = {"utilisation": 0.001, "cloud_usd_per_device_hour": {"h100-sxm5-80gb": 100_000}}
+    assert ask(api, {"workload": "llama3_8b", "costs": costs})["candidates"]
