@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -72,8 +72,32 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     ):
         log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc.__class__.__name__)
         return _unavailable("the database cannot be reached right now; retry shortly")
+    if isinstance(exc, IntegrityError) and _lost_a_race(exc):
+        log.warning("write conflict on %s %s: %s", request.method, request.url.path, exc.orig)
+        return problem(
+            409,
+            "Conflict",
+            "a request at the same time wrote the same record first (or removed one this write refers to); "
+            "read it back, or retry",
+        )
     log.exception("database error on %s %s", request.method, request.url.path)
     return problem(500, "Internal error", "the server failed; the error is in its log")
+
+
+UNIQUE_OR_FOREIGN_KEY = {"23505", "23503"}
+"""PostgreSQL's SQLSTATEs of a unique and a foreign-key violation."""
+
+
+def _lost_a_race(exc: IntegrityError) -> bool:
+    """Whether ``exc`` is a check-then-write that another transaction overtook: a unique key taken, or a
+    referenced row gone, between this transaction's read and its write. PostgreSQL at READ COMMITTED lets
+    two identical creates both pass their check (SQLite's one writer at a time never does). Another
+    integrity error (a NOT NULL, a CHECK) is the server's own mistake, and stays a 500."""
+    state = getattr(exc.orig, "sqlstate", None)
+    if state is not None:
+        return state in UNIQUE_OR_FOREIGN_KEY
+    message = str(exc.orig)
+    return message.startswith(("UNIQUE constraint failed", "FOREIGN KEY constraint failed"))
 
 
 def _internal_error() -> JSONResponse:
