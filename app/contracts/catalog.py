@@ -112,7 +112,7 @@ class CatalogPatch(Strict):
     """Fields a user may set on a catalog entry (their own price quote, a spec the datasets lack)."""
 
     kind: Literal["gpu", "cpu"] | None = None
-    vendor: Label | None = None
+    vendor: Annotated[Label, Field(max_length=64)] | None = None  # the column's width
     name: Label | None = None
     peak_fp32_tflops: Peak | None = None
     peak_tf32_tflops: Peak | None = None

@@ -103,6 +103,14 @@ def test_aliases_are_bounded_in_count_and_length(api: Api) -> None:
     assert api.client.put("/api/v1/catalog/match", json=ACME, headers=api.admin).status_code == 422
 
 
+def test_a_vendor_longer_than_its_column_is_a_422_on_every_database(api: Api) -> None:
+    """PostgreSQL refused the 100-character vendor SQLite stored: a 500 there."""
+    entry = {"kind": "gpu", "vendor": "V" * 65, "name": "Long-vendor GPU"}
+    assert api.client.put("/api/v1/catalog/long-vendor", json=entry, headers=api.admin).status_code == 422
+    entry["vendor"] = "V" * 64
+    assert api.client.put("/api/v1/catalog/long-vendor", json=entry, headers=api.admin).status_code in (200, 201)
+
+
 def test_match_says_what_a_name_is_and_why_to_a_read_only_key(api: Api) -> None:
     reader = api.bearer(api.token("readonly"))
 
