@@ -107,7 +107,9 @@ def expire_leases(session: Session) -> int:
 
 
 def matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    return all(str(labels.get(key)) == str(value) for key, value in selector.items())
+    """Whether a machine with ``labels`` has every label the selector names, at its value (compared as text:
+    a label of 2 matches a selector's "2"). A label the machine lacks matches nothing, not even "None"."""
+    return all(key in labels and str(labels[key]) == str(value) for key, value in selector.items())
 
 
 def claim(session: Session, machine: Machine, *, lease: timedelta, postgres: bool) -> JobRow | None:

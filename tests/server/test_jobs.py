@@ -52,6 +52,12 @@ def test_selector_must_match_the_machines_labels(api: Api) -> None:
     assert api.client.post("/api/v1/agents/claim", headers=api.bearer(token)).status_code == 200
 
 
+def test_a_label_the_machine_lacks_matches_no_selector_value_not_even_none(api: Api) -> None:
+    _machine_id, token = api.enroll()
+    _job(api, selector={"rack": "None"})
+    assert api.client.post("/api/v1/agents/claim", headers=api.bearer(token)).status_code == 204
+
+
 def test_expired_lease_requeues_and_the_last_attempt_fails(api: Api, db: Database) -> None:
     _machine_id, token = api.enroll()
     job = _job(api, selector={"cpu_arch": "x86_64"}, max_attempts=2)
