@@ -19,8 +19,9 @@ from app.db import tokens
 from app.db.engine import Database
 from app.server import errors
 from app.server.conventions import HttpConventions
+from app.server.deps import SESSION_COOKIE
 from app.server.gate import Gate
-from app.server.limits import BodySizeLimit, RefuseNul
+from app.server.limits import BodySizeLimit, RefuseAnonymousBodies, RefuseNul
 from app.server.observability import Metrics, RequestContext, configure_logging
 from app.server.routes import (
     agents,
@@ -152,6 +153,12 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     web.mount(app)
     app.add_middleware(HttpConventions)  # innermost: the log and metrics still see HEAD
     app.add_middleware(RefuseNul)
+    app.add_middleware(
+        RefuseAnonymousBodies,
+        prefix=f"{API_PREFIX}/",
+        open_paths=frozenset({f"{API_PREFIX}{session.router.prefix}"}),
+        cookie=SESSION_COOKIE,
+    )
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,

@@ -16,6 +16,7 @@ from app.db import ratelimit, tokens
 from app.db.engine import Database
 from app.db.tokens import Principal
 from app.errors import AuthError, ForbiddenError, RateLimited
+from app.server.errors import missing_token
 from app.server.gate import heavy_turn
 
 _bearer = HTTPBearer(auto_error=False, description="hwa_<kind>_<id>.<secret>")
@@ -62,10 +63,6 @@ def check_csrf(request: Request, session_cookie: str) -> None:
         )
 
 
-def _missing_token() -> AuthError:
-    return AuthError("missing bearer token", hint="send the header 'Authorization: Bearer <token>'")
-
-
 def get_principal(
     request: Request,
     db: DatabaseDep,
@@ -79,7 +76,7 @@ def get_principal(
         return authenticate_limited(request, db, settings, credentials.credentials, "bearer token")
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie is None:
-        raise _missing_token()
+        raise missing_token()
     if request.method not in SAFE_METHODS:
         check_csrf(request, cookie)
     with db.reading() as session:
@@ -125,7 +122,7 @@ def get_enrolling_principal(
 ) -> Principal:
     """The caller of the enrolment, from the bearer header, with failures rate-limited."""
     if credentials is None:
-        raise _missing_token()
+        raise missing_token()
     return authenticate_limited(request, db, settings, credentials.credentials, "enrollment")
 
 

@@ -36,6 +36,11 @@ def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
     )
 
 
+def missing_token() -> AuthError:
+    """What a caller who sent no credentials is told (a route's dependency, or the API's door before it)."""
+    return AuthError("missing bearer token", hint="send the header 'Authorization: Bearer <token>'")
+
+
 def _unavailable(detail: str) -> JSONResponse:
     return problem(503, "Database unavailable", detail, headers={"Retry-After": RETRY_AFTER_S})
 

@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.contracts.common import NUL
-from app.server.errors import problem
+from app.server.errors import missing_token, problem
 
 
 class BodySizeLimit:
@@ -51,6 +51,43 @@ SPLIT = "split the upload into smaller runs"
 
 def _detail(limit: int, advice: str) -> str:
     return f"request body is over the {limit} byte limit; {advice}"
+
+
+class RefuseAnonymousBodies:
+    """A request that sends a body to the API with no credentials at all (no Authorization header, no
+    session cookie) is refused with the 401 the route would give, before its body is read. FastAPI reads
+    and parses a JSON body before a route's dependencies check the caller: an anonymous 8 MB body cost
+    the server 160 MB and its event loop a quarter of a second, only to be told 401. ``open_paths`` take
+    a body from anyone (the dashboard's login)."""
+
+    def __init__(self, app: ASGIApp, *, prefix: str, open_paths: frozenset[str], cookie: str) -> None:
+        self.app = app
+        self.prefix = prefix
+        self.open_paths = open_paths
+        self.cookie = f"{cookie}=".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._anonymous_body(scope):
+            refused = missing_token()
+            await problem(401, "Unauthorized", str(refused), headers={"WWW-Authenticate": "Bearer"})(
+                scope, receive, send
+            )
+            return
+        await self.app(scope, receive, send)
+
+    def _anonymous_body(self, scope: Scope) -> bool:
+        path = str(scope.get("path", ""))
+        if scope.get("method") not in BODY_METHODS or not path.startswith(self.prefix) or path in self.open_paths:
+            return False
+        for name, value in scope.get("headers") or ():
+            if name == b"authorization":
+                return False
+            if name == b"cookie" and any(part.strip().startswith(self.cookie) for part in value.split(b";")):
+                return False
+        return True
+
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 class RefuseNul:

@@ -19,6 +19,21 @@ def test_missing_token_is_401_with_a_hint(api: Api) -> None:
     assert "Authorization: Bearer" in response.json()["detail"]
 
 
+def test_a_body_without_credentials_is_refused_before_it_is_read(api: Api) -> None:
+    """The body is never parsed: a broken one gets the same 401 (FastAPI's parse came first: a 422), and a
+    login, which anyone may send, still reads its own."""
+    broken = {"content-type": "application/json"}
+    for method, path in (("POST", "/api/v1/runs"), ("PUT", "/api/v1/catalog/l4"), ("POST", "/api/v1/plans")):
+        response = api.client.request(method, path, content=b"[{" * 1000, headers=broken)
+        assert response.status_code == 401, response.text
+        assert response.headers["www-authenticate"] == "Bearer"
+        assert "Authorization: Bearer" in response.json()["detail"]
+    with_token = api.client.post("/api/v1/plans", content=b"[{", headers={**broken, **api.admin})
+    assert with_token.status_code == 422
+    login = api.client.post("/api/v1/session", content=b"[{", headers=broken)
+    assert login.status_code == 422
+
+
 @pytest.mark.parametrize(
     "token",
     ["nonsense", "hwa_admin_000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "Bearer"],
