@@ -227,4 +227,3 @@ def test_costs_out_of_reason_are_a_422_and_extreme_valid_ones_an_answer(api: Api
     costs = {"utilisation": 0.001, "period_years": 0.1, "cloud_usd_per_device_hour": {"h100-sxm5-80gb": 100_000}}
     answer = ask(api, {"workload": "resnet50", "target": {"job": largest}, "costs": costs})
     assert answer["candidates"]
-
