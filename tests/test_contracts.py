@@ -3,9 +3,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from app.contracts import Job, MachineSpec, Result, RunReport, WorkloadSpec
+from app.contracts.catalog import PriceDate
+from app.contracts.common import DeviceId
 from testkit.factories import h100_spec, result, run_report
 
 DIMENSIONLESS = {"batch_size", "threads", "devices", "nodes", "iterations", "cv", "scaling_efficiency"}
@@ -217,3 +219,16 @@ def test_a_deeply_nested_suite_is_a_config_error_not_a_recursion_error() -> None
     with pytest.raises(ConfigError, match="nested 5000 levels deep"):
         parse_suite("name = 'deep'\nx = " + "[" * 5000 + "]" * 5000 + "\n")
     assert parse_suite("name = 'ok'\n[[grid]]\nworkloads = ['resnet50']\n").name == "ok"
+
+
+@pytest.mark.parametrize("value", ["cuda:\u0663", "cuda:\uff13", "cuda:\u0663\u0663"])
+def test_a_device_id_takes_ascii_digits_only(value: str) -> None:
+    """pydantic's regex \\d matches any Unicode digit: one device could be listed under two spellings."""
+    with pytest.raises(ValidationError):
+        TypeAdapter(DeviceId).validate_python(value)
+
+
+def test_a_price_date_takes_ascii_digits_only() -> None:
+    with pytest.raises(ValidationError):
+        TypeAdapter(PriceDate).validate_python("\u0662\u0660\u0662\u0664-02-11")
+    assert TypeAdapter(PriceDate).validate_python("2024-02-11") == "2024-02-11"

@@ -72,9 +72,9 @@ class ReferenceRun(Strict):
     its spec, its software, every result, and what to know about them."""
 
     source: Annotated[str, Field(pattern=rf"^{REFERENCE_SOURCE}$")]
-    captured: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+    captured: Annotated[str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     hardware_id: Name = Field(description="The catalog entry of the GPU measured.")
-    device: Annotated[str, Field(pattern=r"^cuda:\d{1,2}$")] = "cuda:0"
+    device: Annotated[str, Field(pattern=r"^cuda:[0-9]{1,2}$")] = "cuda:0"
     machine: MachineSpec = Field(description="The first run's machine (the others are of the same kind).")
     runs: list[ReferenceRunInfo] = Field(min_length=1)
     results: list[ReferenceResult] = Field(min_length=1)
@@ -88,7 +88,7 @@ class PublicImportReport(Strict):
 
 Peak = Annotated[float, Field(ge=0.001, le=1e6, description="TFLOP/s (int8: TOP/s), dense.")]
 Watts = Annotated[float, Field(ge=1, le=100_000)]
-PriceDate = Annotated[str, Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")]
+PriceDate = Annotated[str, Field(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?$")]
 """YYYY-MM or YYYY-MM-DD."""
 FormFactor = Literal["sxm", "oam", "pcie", "mezzanine", "board", "soc"]
 """How a GPU is built into a machine: an NVIDIA SXM module, an OCP Accelerator Module, a PCIe add-in

@@ -17,7 +17,7 @@ Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z
 WorkloadName = Annotated[
     str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_]*(/(infer|train|prefill|decode))?$")
 ]
-DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:\d{1,2})$")]
+DeviceId = Annotated[str, Field(min_length=1, max_length=16, pattern=r"^(cpu|cuda:[0-9]{1,2})$")]
 VariantName = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
 """A model variant (an optimised form of a workload: ``int8-static``, ``pruned-50``, ``lowrank-25``)."""
 ORIGINAL = "none"

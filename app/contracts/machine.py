@@ -53,7 +53,7 @@ class NvidiaInfo(Strict):
     """What NVML says of one NVIDIA GPU; None where NVML could not say."""
 
     uuid: Label
-    compute_capability: Annotated[str, Field(pattern=r"^\d+\.\d+$")] | None = None
+    compute_capability: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+$")] | None = None
     sm_count: int | None = Field(default=None, ge=1)
     max_sm_clock_mhz: NonNegative | None = None
     max_mem_clock_mhz: NonNegative | None = None

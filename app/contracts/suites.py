@@ -133,7 +133,7 @@ class GridSpec(BaseModel):
     workloads: list[Name] = Field(min_length=1, max_length=GRID_LIST_MAX)
     tasks: list[Task] = Field(default=[Task.infer], max_length=GRID_LIST_MAX)
     runtimes: list[Name] = Field(default=["torch-eager"], max_length=GRID_LIST_MAX)
-    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:\d{1,2})?)$")]] = Field(
+    devices: list[Annotated[str, Field(pattern=r"^(cpu|cuda(:[0-9]{1,2})?)$")]] = Field(
         default=["cpu"], max_length=GRID_LIST_MAX
     )
     precisions: list[Precision] = Field(default=[Precision.fp32], max_length=GRID_LIST_MAX)
