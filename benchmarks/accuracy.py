@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.accuracy [--markdown] [--datasets ../shared/datasets] [--with-mlperf]
                                             [--with-references WEIGHT]
-                                            [--in-sample] [--forward-diagnosis]
+                                            [--in-sample] [--forward-diagnosis] [--starts K] [--seed S]
 
 1. Leave one GPU out over Lambda 2024's single-GPU training rows (every workload with a zoo
    counterpart, the fp32 column — TF32 on Ampere and newer, NGC's default — and fp16): the model is
@@ -35,6 +35,9 @@ model's form cannot fit even when it sees the part (a diagnostic, not an accurac
 ``--forward-diagnosis`` takes test 2 apart against v2_2025's own H100 SXM5 rows (read for this, never
 fitted): whether the rerun's stack moved, each part's measured and modelled speed-up over the H100, and
 the least error a model monotone in the catalog's specs and right on the H100 could have.
+``--starts K`` and ``--seed S`` fit the GPU model from K starting points drawn with seed S instead of the
+shipped calibration's (app/perfmodel/calibrate.py ``STARTS``, ``START_SEED``): how much of each figure is
+which of the fit's many near-equal optima it lands in.
 Bands: each prediction's band is the 90% quantile of the absolute log errors of the *other* held-out
 parts (split conformal, app/perfmodel/bands.py); coverage is how often the truth falls inside.
 """
@@ -56,7 +59,7 @@ import numpy as np
 from app.catalog import CatalogHardware, load, reference
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
-from app.perfmodel import bands, lab_levels, mlperf_power, references, runtime_pairs
+from app.perfmodel import bands, calibrate, lab_levels, mlperf_power, references, runtime_pairs
 from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
 from app.perfmodel.model import Params
@@ -360,7 +363,13 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         action="store_true",
         help="also take the forward test apart against v2_2025's own H100 SXM5 rows (read, never fitted)",
     )
+    parser.add_argument("--starts", type=int, help="the GPU fit's starting points (default: the shipped calibration's)")
+    parser.add_argument("--seed", type=int, help="the seed of the GPU fit's starting points")
     args = parser.parse_args(argv)
+    if args.starts is not None:
+        calibrate.STARTS["gpu"] = args.starts
+    if args.seed is not None:
+        calibrate.START_SEED = args.seed
     catalog = _catalog()
 
     if args.with_mlperf and not args.datasets.is_dir():
