@@ -36,6 +36,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.config import get_settings
+from app.server.routes.workloads import ONNX_PATH
 
 MIN_BODY_RATE = 16 * 1024
 """Bytes a second a body must average after its grace (``read_timeout_s``): an upload slower than a
@@ -54,7 +55,8 @@ class GuardedH11Protocol(H11Protocol):
         settings = get_settings()
         self.read_timeout_s = settings.read_timeout_s
         self.max_client_connections = settings.max_client_connections
-        self.largest_body = max(settings.max_body_bytes, settings.max_onnx_bytes)
+        self.largest_body = settings.max_body_bytes
+        self.largest_upload = settings.max_onnx_bytes
         self.address: str | None = None
         self.read_deadline: asyncio.TimerHandle | None = None
         self.body_due: float | None = None
@@ -133,9 +135,14 @@ class GuardedH11Protocol(H11Protocol):
             self._disarm()  # the request is in: the route has it, keep-alive is uvicorn's
 
     def _body_length(self) -> int:
-        """The body's declared length; without one, the largest body the server takes."""
+        """The body's declared length; without one (a chunked body), the largest body its route takes: an
+        ONNX upload's on that route, the API's on any other (an hour's allowance at MIN_BODY_RATE, which
+        every route had, is the upload's alone)."""
         declared = dict(self.headers or []).get(b"content-length", b"")
-        return int(declared) if declared.isdigit() else self.largest_body
+        if declared.isdigit():
+            return int(declared)
+        path = str(self.scope.get("path", "")) if self.scope else ""
+        return self.largest_upload if path.endswith(ONNX_PATH) else self.largest_body
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

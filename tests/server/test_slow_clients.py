@@ -9,6 +9,7 @@ import contextlib
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -19,6 +20,12 @@ from tests.conftest import ScratchDatabases
 
 READ_TIMEOUT_S = 2.0
 CAP = 4
+POST_TOKENS = (
+    b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    b"Authorization: Bearer hwa_admin_000000000000.wrong\r\n"
+)
+"""A request whose body the server reads (a body sent with no credentials at all is refused before it
+is read, app/server/limits.py); its token is wrong, so what is read is then refused."""
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +99,7 @@ def test_a_head_sent_a_line_at_a_time_is_closed_though_it_keeps_coming(base: str
 
 
 def test_a_body_that_goes_quiet_is_closed_and_one_that_keeps_moving_is_read(base: str) -> None:
-    head = b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    head = POST_TOKENS + b"Content-Length: 40\r\n\r\n"
     with _connect(base) as quiet:
         quiet.sendall(head + b"{")
         waited = _closed_after(quiet)
@@ -107,16 +114,29 @@ def test_a_body_that_goes_quiet_is_closed_and_one_that_keeps_moving_is_read(base
             time.sleep(0.5)
             slow.sendall(body[i : i + chunk])
         answer = _answer(slow)
-    assert answer.startswith(b"HTTP/1.1 401"), answer  # read whole, then refused for want of a token
+    assert answer.startswith(b"HTTP/1.1 401"), answer  # read whole, then refused for its wrong token
 
 
 def test_a_body_trickled_a_byte_at_a_time_is_closed_though_never_quiet_for_long(base: str) -> None:
-    head = b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    head = POST_TOKENS + b"Content-Length: 40\r\n\r\n"
     with _connect(base) as rudy:
         rudy.sendall(head)
         start = time.monotonic()
         _trickle(rudy, [b" "] * 40)  # a byte every 0.5 s: 20 s for the body, never quiet for the timeout
         assert time.monotonic() - start < READ_TIMEOUT_S + 8
+
+
+def test_a_chunked_body_to_a_plain_route_has_that_route_s_allowance_not_an_upload_s(
+    scratch: ScratchDatabases, tmp_path: Path
+) -> None:
+    """Without a declared length the deadline is the largest body the route takes at MIN_BODY_RATE: 16 KiB
+    here, a second; every route had the ONNX upload's 64 MiB, more than an hour."""
+    env = {"HWADVISOR_READ_TIMEOUT_S": str(READ_TIMEOUT_S), "HWADVISOR_MAX_BODY_BYTES": str(16 * 1024)}
+    with server_process(scratch.new("sqlite"), tmp_path, env=env) as url, _connect(url) as chunked:
+        chunked.sendall(POST_TOKENS + b"Transfer-Encoding: chunked\r\n\r\n")
+        start = time.monotonic()
+        _trickle(chunked, [b"1\r\n \r\n"] * 40)  # a chunk every 0.5 s: 20 s, never quiet for the timeout
+        assert time.monotonic() - start < READ_TIMEOUT_S + 1 + 8
 
 
 def test_over_its_share_an_address_s_newest_connection_takes_the_place_of_its_oldest_stalled_one(base: str) -> None:
@@ -135,7 +155,7 @@ def test_over_its_share_an_address_s_newest_connection_takes_the_place_of_its_ol
 
 
 def test_over_its_share_an_address_whose_connections_are_all_inside_requests_is_refused(base: str) -> None:
-    head = b"POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    head = POST_TOKENS + b"Content-Length: 40\r\n\r\n"
     busy = [_connect(base) for _ in range(CAP)]
     try:
         for sock in busy:
