@@ -5,9 +5,10 @@ import json
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from app.contracts import Job, MachineSpec, Result, RunReport, WorkloadSpec
+from app.contracts import Job, MachineLabels, MachineSpec, Result, RunReport, WorkloadSpec
 from app.contracts.catalog import PriceDate
 from app.contracts.common import DeviceId
+from app.contracts.fleet import TokenCreate
 from testkit.factories import h100_spec, result, run_report
 
 DIMENSIONLESS = {"batch_size", "threads", "devices", "nodes", "iterations", "cv", "scaling_efficiency"}
@@ -232,3 +233,19 @@ def test_a_price_date_takes_ascii_digits_only() -> None:
     with pytest.raises(ValidationError):
         TypeAdapter(PriceDate).validate_python("\u0662\u0660\u0662\u0664-02-11")
     assert TypeAdapter(PriceDate).validate_python("2024-02-11") == "2024-02-11"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"labels": {"rack": "a\x1b[2Kforged"}}, {"labels": {"r\x1b[2Kk": "a"}}],
+)
+def test_a_label_is_a_plain_line_as_a_hostname_is(body: dict[str, dict[str, str]]) -> None:
+    """A label reaches an admin's terminal (`hwadvisor machines list`) as a hostname does."""
+    with pytest.raises(ValidationError, match="control character"):
+        MachineLabels.model_validate(body)
+    assert MachineLabels.model_validate({"labels": {"rack": "a\tb"}}).labels == {"rack": "a b"}
+
+
+def test_a_token_note_is_a_plain_line() -> None:
+    with pytest.raises(ValidationError, match="control character"):
+        TokenCreate.model_validate({"kind": "readonly", "note": "ci\x1b]0;owned\x07"})

@@ -39,7 +39,9 @@ def _plain_line(value: str) -> str:
     return value
 
 
-Label = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_plain_line)]
+PLAIN_LINE = AfterValidator(_plain_line)
+"""A text's rule where it is one line that reaches a terminal: a hostname, a label, a token's note."""
+Label = Annotated[str, Field(min_length=1, max_length=200), PLAIN_LINE]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
 

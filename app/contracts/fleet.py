@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from app.contracts.common import (
     INT32_MAX,
+    PLAIN_LINE,
     DeviceId,
     Label,
     Name,
@@ -35,8 +36,8 @@ class MachineStatus(StrEnum):
 
 LABELS_MAX = 64
 """Labels on a machine, and keys in a job's selector (which matches labels)."""
-LabelKey = Annotated[str, Field(min_length=1, max_length=64)]
-LabelValue = Annotated[str, Field(max_length=200)]
+LabelKey = Annotated[str, Field(min_length=1, max_length=64), PLAIN_LINE]
+LabelValue = Annotated[str, Field(max_length=200), PLAIN_LINE]
 Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=LABELS_MAX)]
 
 
@@ -144,7 +145,7 @@ class TokenKind(StrEnum):
 
 class TokenCreate(Strict):
     kind: Literal[TokenKind.enrollment, TokenKind.readonly]
-    note: Annotated[str, Field(max_length=200)] = ""
+    note: Annotated[str, Field(max_length=200), PLAIN_LINE] = ""
     expires_in_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 5)
     max_uses: int | None = Field(
         default=None, ge=1, le=INT32_MAX, description="Enrollment tokens only; unset is unlimited."
