@@ -18,10 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.contracts import TokenKind
-from app.db import dump, machines, migrate, runs, tokens, verify
+from app.db import dump, migrate, runs, verify
 from app.db.engine import Database
-from testkit.factories import machine_spec, result, run_report
+from testkit.factories import enrolled, machine_spec, result, run_report
 
 PER_RUN = 10_000
 
@@ -30,12 +29,7 @@ def seeded(url: str, count: int) -> Database:
     db = Database(url)
     migrate.upgrade(db.url)
     spec = machine_spec()
-    with db.writing() as session:
-        enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
-        machine, _token, _status = machines.enroll(
-            session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
-        )
-        machine_id = machine.id
+    machine_id = enrolled(db, spec)
     for n in range(0, count, PER_RUN):
         batch = [result(batch_size=b + 1, threads=n // PER_RUN + 1) for b in range(min(PER_RUN, count - n))]
         runs.ingest(db, machine_id=machine_id, report=run_report(spec, results=batch))

@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 
-from app.contracts import MachineSpec, Result, RunReport
+from app.contracts import MachineSpec, Result, RunReport, TokenKind
+from app.db import machines, tokens
+from app.db.engine import Database
 from app.probes import probe_machine
 from app.probes.sources import FixtureSources
 from testkit import MACHINES
@@ -76,6 +78,17 @@ def run_report(spec: MachineSpec | None = None, *, results: list[Result] | None 
         **changes,
     }
     return RunReport.model_validate(values)
+
+
+def enrolled(db: Database, spec: MachineSpec) -> uuid.UUID:
+    """An approved machine of ``spec`` stored in ``db`` as the server enrols one (with a fresh enrollment
+    token), without a server: its id."""
+    with db.writing() as session:
+        enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
+        machine, _token, _status = machines.enroll(
+            session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
+        )
+        return machine.id
 
 
 class Api:

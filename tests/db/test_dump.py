@@ -13,7 +13,7 @@ from app.db import catalog, dump, jobs, machines, migrate, runs, tokens, verify
 from app.db.engine import Database
 from app.db.models import Base
 from app.errors import ConflictError
-from testkit.factories import machine_spec, result, run_report
+from testkit.factories import enrolled, machine_spec, result, run_report
 from tests.conftest import PG_URL, ScratchDatabases
 
 
@@ -60,12 +60,7 @@ def test_round_trip_to_another_database_loses_nothing(scratch: ScratchDatabases)
 
     # The imported database keeps working: new rows get fresh ids past the imported ones.
     spec = machine_spec()
-    with target.writing() as session:
-        enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
-        machine, _token, _status = machines.enroll(
-            session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
-        )
-        machine_id = machine.id
+    machine_id = enrolled(target, spec)
     stored, created = runs.ingest(target, machine_id=machine_id, report=run_report(spec))
     assert created and stored.result_count == 3
     source.dispose()

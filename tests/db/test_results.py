@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from app.contracts import Heartbeat, Result, Task, TokenKind
-from app.db import evidence, machines, results, runs, tokens
+from app.contracts import Heartbeat, Result, Task
+from app.db import evidence, machines, results, runs
 from app.db.engine import Database
-from testkit.factories import machine_spec, result, run_report
+from testkit.factories import enrolled, machine_spec, result, run_report
 
 
 def test_a_two_device_result_round_trips_and_an_old_one_is_of_one_device(db: Database) -> None:
@@ -61,12 +61,8 @@ def test_a_variant_round_trips_filters_and_exports_and_an_old_result_is_the_orig
 def _store(db: Database, stored: list[Result]) -> uuid.UUID:
     """An enrolled, online machine's run of these results; the machine's id."""
     spec = machine_spec()
+    machine_id = enrolled(db, spec)
     with db.writing() as session:
-        enrollment, _secret = tokens.issue(session, kind=TokenKind.enrollment)
-        machine, _token, _status = machines.enroll(
-            session, enrollment_token_id=enrollment.id, spec=spec, auto_approve=True
-        )
-        machines.heartbeat(session, machine.id, Heartbeat(state="idle"))  # type: ignore[arg-type]
-        machine_id = machine.id
+        machines.heartbeat(session, machine_id, Heartbeat(state="idle"))  # type: ignore[arg-type]
     runs.ingest(db, machine_id=machine_id, report=run_report(spec, results=stored))
     return machine_id
