@@ -353,7 +353,8 @@ def _op(node: NodeProto, graph: Graph, constants: set[str], precision: Precision
     op_class = CLASSES.get(node.op_type)
     named = [t for i, t in zip(node.input, ins, strict=True) if i] + outs
     known = op_class is not None and all(t is not None and t.shape is not None for t in named)
-    complete = op_class is None or all(t is not None for t in ins[: _inputs_needed(node, op_class)] or [None])
+    needed = 0 if op_class is None else _inputs_needed(node, op_class)
+    complete = len(ins) >= needed and all(t is not None for t in ins[:needed])
     if op_class is None or not known or not complete:
         reason = "shapes not inferred" if complete else "inputs missing"
         unknown[node.op_type if op_class is None else f"{node.op_type} ({reason})"] += 1
