@@ -47,6 +47,12 @@ def _unavailable(detail: str) -> JSONResponse:
 
 async def _hwadvisor_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HwadvisorError)
+    return answer(exc)
+
+
+def answer(exc: HwadvisorError) -> JSONResponse:
+    """The problem body and headers an error hwadvisor raises on purpose is answered with (a route's, or
+    a middleware's before any route runs)."""
     if isinstance(exc, DatabaseUnavailable):
         return _unavailable(str(exc))
     headers = {"WWW-Authenticate": "Bearer"} if type(exc) is AuthError else None

@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.contracts.common import NUL
-from app.server.errors import missing_token, problem
+from app.server.errors import answer, missing_token, problem
 
 
 class BodySizeLimit:
@@ -68,10 +68,7 @@ class RefuseAnonymousBodies:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._anonymous_body(scope):
-            refused = missing_token()
-            await problem(401, "Unauthorized", str(refused), headers={"WWW-Authenticate": "Bearer"})(
-                scope, receive, send
-            )
+            await answer(missing_token())(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
