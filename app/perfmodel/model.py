@@ -275,6 +275,9 @@ def fused(cols: Columns, dispatch: Array) -> tuple[Array, Array, Array]:
 def evaluate(
     params: Params,
     cols: Columns,
+    fusion: tuple[Array, Array, Array] | None = None,
+    parts: bool = True,
+    /,
     *,
     matrix: Array,
     vector: Array,
@@ -295,7 +298,9 @@ def evaluate(
     dispatch; ``eager`` is 1 where the eager kernel factor and, on a GPU, the eager stream rate apply
     (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
     ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
-    ``training`` is 1 where the autograd factor applies (an eager PyTorch training step)."""
+    ``training`` is 1 where the autograd factor applies (an eager PyTorch training step); ``fusion`` is
+    ``fused(cols, dispatch)`` where the caller has it already (a fit evaluates the same cases thousands
+    of times with other parameters). Without ``parts``, only the seconds (what a fit reads)."""
     i = cols.case
     relaid = cols.convolution & (relayout[i] > 0)
     moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
@@ -309,7 +314,7 @@ def evaluate(
     vector = vector * sustained
     peak = np.where(cols.tensor, matrix[i] * np.where(cols.blas, blas_share[i], 1.0), vector[i])
     n = cols.cases
-    launched, called, kept = fused(cols, dispatch)
+    launched, called, kept = fusion or fused(cols, dispatch)
     launched = launched + np.where(relaid, RELAYOUT_KERNELS * cols.kernels, 0.0)  # from C++, not Python
     moved = moved * kept
     compute = (flops + launched * params["half_work"] * units[i]) / (efficiency * peak)
@@ -331,6 +336,8 @@ def evaluate(
     extra = np.maximum(kernels - operators, 0.0)  # launches beyond each call's first, from C++
     host = operators * per_op + extra * params["launch_s"] + params["step_s"]
     seconds = combined(host, device, params.kind)
+    if not parts:
+        return {"seconds": seconds}
     return {
         "seconds": seconds,
         "compute": np.bincount(i, compute, n),
