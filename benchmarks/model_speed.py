@@ -1,6 +1,6 @@
 """The performance model's own cost: this tree against an earlier revision, side by side in one run.
 
-    .venv/bin/python -m benchmarks.model_speed [--against 8bcd648] [--rounds 2] [--datasets DIR]
+    .venv/bin/python -m benchmarks.model_speed [--against 1eefe1e] [--rounds 2] [--datasets DIR]
 
 Checks the earlier revision out into a temporary git worktree and runs, in each tree alternately
 (``rounds`` times, this project's .venv for both):
@@ -10,9 +10,11 @@ Checks the earlier revision out into a temporary git worktree and runs, in each 
 Prints each one's median wall time in both trees and their ratio, and whether the two trees made the
 same params.json and the same accuracy report: a speed-up that changed a figure is not one.
 
-The default revision is the last before session 35's change to ``model.evaluate`` (each bucket's
-efficiency looked up by index, not by name) and to ``runtime_pairs.modelled_ratios`` (the cases stacked
-once for the whole grid of factors).
+The default revision is the last before session 37's change to the fit (``calibrate._descend`` takes
+the stack factors' Jacobian columns in closed form, and ``model.evaluate`` the cases' fusion once and
+the seconds alone). Session 35's change to ``model.evaluate`` (each bucket's efficiency looked up by
+index, not by name) and to ``runtime_pairs.modelled_ratios`` (the cases stacked once for the whole grid
+of factors) was measured with ``--against 8bcd648``.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def timed(tree: Path, command: list[str]) -> tuple[float, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--against", default="8bcd648", help="the earlier revision (a commit or tag)")
+    parser.add_argument("--against", default="1eefe1e", help="the earlier revision (a commit or tag)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--datasets", type=Path, default=ROOT.parent / "shared" / "datasets")
     args = parser.parse_args()

@@ -175,7 +175,8 @@ then draws around it (``START_SPREAD``). The GPU posterior has many local optima
 shipped rows ended between 912 and 1,608, the prior's mean at 927): the efficiencies' cap at 1, the
 power-bound clock's and the cache's kinks stop a descent at the first one it meets. Several starts were
 taken over one on that ground, the lower cost, and measured after (docs/ACCURACY.md, session 36); 8,
-not more, for the calibration's time (each GPU start costs its 30 leave-one-out fits). The CPU fit, a
+not more: 16 and 24 did not move leave one GPU out (session 37), and each start costs its 30
+leave-one-out fits. The CPU fit, a
 dozen published rows, has one start."""
 START_SPREAD = 0.5
 """A start's distance from the prior's mean, in units of each parameter's prior spread (a normal draw)."""
