@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.bench.variants.base import CAVEAT
-from app.contracts import Candidate, Price, ReasonCode, Recommendation, Rejection, WorkloadSpec
+from app.contracts import Candidate, Price, ReasonCode, Recommendation, Rejection, Scope, WorkloadSpec
 from app.perfmodel import power as power_model
 from app.recommender import reasons as words
 from app.recommender.columns import Columns, Floats, Ints, Option
@@ -132,6 +132,12 @@ def _score(spec: WorkloadSpec, e: Guess, price: Price | None, system_throughput:
     return Scored(throughput, system_throughput, assured, e.latency_p99_ms, e.power_w, per_w, joules, cost)
 
 
+OWNED_ONLY = (
+    "only the lab's own hardware was asked (scope owned), and none of it meets the constraints: scope catalog "
+    "(the CLI's --catalog) adds every catalog part nobody here owns yet, predicted where nothing measured it"
+)
+
+
 def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation:
     """The answer from the table's columns: constraints, power caps, scores and the objective's order
     are array arithmetic over every row; only the listed candidates and rejections become models."""
@@ -160,6 +166,8 @@ def rank(spec: WorkloadSpec, table: Columns, notes: list[str]) -> Recommendation
     ]
     _note_unpriced(spec, table, feasible, notes)
     notes += eager_gpus(spec, table, feasible)
+    if not len(feasible) and spec.scope is Scope.owned:
+        notes.append(OWNED_ONLY)
     if modelled(spec):
         notes.append(
             f"{spec.constraints.device_count} devices train data-parallel: the system throughput is the scaling "

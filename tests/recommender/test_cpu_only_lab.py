@@ -16,6 +16,7 @@ from app.perfmodel.predict import band_of
 from app.perfmodel.profile import TENSOR_CLASSES
 from app.perfmodel.profile import shipped as profiles
 from app.recommender.estimators.modelled import GRAPH_GPU_GAP
+from app.recommender.ranking import OWNED_ONLY
 from app.recommender.reasons import NAMED
 from app.recommender.table import render
 from testkit.factories import Api, run_report
@@ -53,6 +54,20 @@ def ask(api: Api, workload: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+def test_asking_only_the_labs_own_hardware_for_a_gpu_says_how_to_ask_the_catalog(api: Api) -> None:
+    cpu_only_lab(api)
+    body = {"workload": "resnet50", "constraints": {"power_budget_w": BUDGET_W, "device_kinds": ["cuda"]}}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["query"]["scope"] == "owned" and answer["candidates"] == []
+    assert OWNED_ONLY in answer["notes"]
+    # the lab's CPU answers the same ask without a device kind: no such note
+    del body["constraints"]["device_kinds"]  # type: ignore[attr-defined]
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.json()["candidates"] and OWNED_ONLY not in response.json()["notes"]
 
 
 @pytest.mark.parametrize("workload", ["resnet50", "bert_base"])
