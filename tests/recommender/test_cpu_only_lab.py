@@ -372,6 +372,38 @@ def test_a_twin_precisions_figure_draws_what_its_twin_read(api: Api) -> None:
     ), "the same units under the same cap"
 
 
+def test_a_parts_twin_reading_is_its_power_whatever_calibrates_the_figure(api: Api) -> None:
+    """The H100 run measured BERT-base's bf16 training at batch 256 (NVML: about 690 W), not fp16; the H200
+    run measured fp16 there, which calibrates the H100's fp16 figure. The power is still what this part
+    read running bf16, not the power model's (about 500 W): under a 400 W budget the two were capped
+    unalike (x0.92 and x0.82) and fp16 ranked 14% above bf16 on the same tensor units."""
+    cpu_only_lab(api)
+    headers = api.bearer(api.token("readonly"))
+    body = {"catalog_id": "h100-sxm5-80gb", "workload": "bert_base", "task": "train", "runtime": "torch-eager"}
+    found = {}
+    for precision in ("bf16", "fp16"):
+        response = api.client.post(
+            "/api/v1/predictions", json={**body, "precision": precision, "batch_size": 256}, headers=headers
+        )
+        assert response.status_code == 200, response.text
+        found[precision] = response.json()
+    assert (found["bf16"]["kind"], found["bf16"]["power_basis"]) == ("measured", "measured")
+    assert found["fp16"]["source"] == "reference:hwadvisor-h200-sxm-141gb"  # not calibrated by its twin
+    assert found["fp16"]["power_basis"] == "transferred"
+    assert found["fp16"]["power_w"] == pytest.approx(found["bf16"]["power_w"], rel=0.05)
+    (read,) = [w for w in found["fp16"]["why"] if w["code"] == "power_twin"]
+    assert "running bf16 at this batch" in read["text"] and "calibrated by it" not in read["text"]
+    ask = {"workload": "bert_base", "task": "train", "scope": "catalog", "batch_size": 256, "limit": 1000}
+    ask["constraints"] = {"power_budget_w": 400, "runtimes": ["torch-eager"], "precisions": ["fp16", "bf16"]}
+    answer = api.client.post("/api/v1/recommendations", json=ask, headers=headers).json()
+    capped = {
+        c["precision"]: c["estimate"] for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"
+    }
+    assert capped["fp16"]["throughput_samples_per_s"] == pytest.approx(
+        capped["bf16"]["throughput_samples_per_s"], rel=0.05
+    ), "the same units under the same cap"
+
+
 def test_a_graph_runtime_on_a_gpu_no_lab_device_measured_says_nothing_checked_it(api: Api) -> None:
     cpu_only_lab(api)
     headers = api.bearer(api.token("readonly"))

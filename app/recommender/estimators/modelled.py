@@ -383,10 +383,12 @@ def _twin(
 def _twin_read(hardware: Hardware, config: Config, evidence: Evidence) -> tuple[float, int, Precision] | None:
     """The board power devices of this very part read running the twin precision's config (``TWINS``) at
     this batch and threads, in the lab's stack or a reference run's (median, how many, the twin): the
-    same tensor units doing the same work. Where the figure is calibrated by its twin, this is its power
-    rather than the power model's, which errs by its band where the reading does not: measured is never
-    replaced by modelled. An H100's fp16 BERT-base at batch 256 was modelled at 543 W beside its bf16
-    twin's 684 W on NVML, and under a 300 W budget was capped less and ranked above it."""
+    same tensor units doing the same work. On a GPU this is its power rather than the power model's,
+    which errs by its band where the reading does not, whether the twin calibrates the figure or another
+    part's run of the precision asked does: measured is never replaced by modelled. An H100's fp16
+    BERT-base at batch 256 was modelled at 543 W beside its bf16 twin's 684 W on NVML, and under a 300 W
+    budget was capped less and ranked above it; its fp16 training there, calibrated by the H200's fp16
+    run, was modelled at 501 W beside the bf16 twin's 691 W, and ranked 14% above it under 400 W."""
     twin = TWINS.get(config.precision)
     if twin is None:
         return None
@@ -424,7 +426,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         return None
     kind = modelled.band_kind
     floor_pct = 0.0  # a floor's band (``_plain``), where one sets the figure
-    twin_read = None  # the twin's power reading, where the twin calibrates the figure (``_twin_read``)
+    twin_read = None  # this GPU's power reading at the twin precision (``_twin_read``)
+    by_twin = False  # whether the twin's measurements calibrate the figure
     if config.source == LAB:
         vendor, part = hardware.spec.vendor, hardware.spec.id
         step = (modelled.breakdown.host_s, modelled.breakdown.device_s)
@@ -437,6 +440,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         own = measured_at(config.precision)
         at_twin = _twin(config.precision, kind, own, measured_at)
         correction = at_twin if at_twin is not None else own
+        by_twin = at_twin is not None
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
         far = correction is not None and correction.beyond
         band = _band(kind, config.runtime, correction, modelled.regime, not hardware.ref.owned)
@@ -457,6 +461,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
                 else f"{asked} measured only farther from batch {config.batch_size}"
             )
             calibrated_by += f" at {TWINS[config.precision].value} ({said}: the same tensor units)"
+        if kind == "gpu":  # this part's own reading at the twin, whatever calibrates the figure
             twin_read = _twin_read(hardware, config, evidence)
         own_part = correction is not None and correction.own
         plain = _plain(hardware, config, evidence, own_part, modelled.regime) if kind == "gpu" else None
@@ -483,7 +488,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     basis: PowerBasis | None
     if twin_read is not None:
         power, count, twin = twin_read
-        figures = {"power_w": power, "readings": count, "twin": twin.value}
+        figures = {"power_w": power, "readings": count, "twin": twin.value, "calibrates": by_twin}
         basis, power_reasons = PowerBasis.transferred, [Why(ReasonCode.power_twin, figures)]
     else:
         power, basis, power_reasons = modelled_draw(hardware.spec, b, factor)
