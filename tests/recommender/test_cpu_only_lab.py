@@ -339,33 +339,45 @@ def test_a_config_that_does_not_fit_says_so(api: Api) -> None:
     assert "has 24 GB" in estimate["explanation"]
 
 
+def h100_bert_at_256(api: Api, task: str) -> dict[str, dict[str, Any]]:
+    """The H100's BERT-base figures at batch 256 in bf16 and fp16, eager PyTorch, from the API."""
+    body = {"catalog_id": "h100-sxm5-80gb", "workload": "bert_base", "task": task, "runtime": "torch-eager"}
+    found = {}
+    for precision in ("bf16", "fp16"):
+        response = api.client.post(
+            "/api/v1/predictions",
+            json={**body, "precision": precision, "batch_size": 256},
+            headers=api.bearer(api.token("readonly")),
+        )
+        assert response.status_code == 200, response.text
+        found[precision] = response.json()
+    return found
+
+
+def h100_bert_capped(api: Api, task: str, budget_w: float) -> dict[str, dict[str, Any]]:
+    """The same two figures as the recommender ranks them under a power budget."""
+    ask: dict[str, Any] = {"workload": "bert_base", "task": task, "scope": "catalog", "batch_size": 256, "limit": 1000}
+    ask["constraints"] = {"power_budget_w": budget_w, "runtimes": ["torch-eager"], "precisions": ["fp16", "bf16"]}
+    answer = api.client.post("/api/v1/recommendations", json=ask, headers=api.bearer(api.token("readonly"))).json()
+    return {
+        c["precision"]: c["estimate"] for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"
+    }
+
+
 def test_a_twin_precisions_figure_draws_what_its_twin_read(api: Api) -> None:
     """The H100 run measured BERT-base's bf16 inference at batch 256 (its power from NVML), not fp16: the
     fp16 figure is the model's calibrated by the bf16 measurement. Its power is what the part read running
     bf16 there (the same tensor units doing the same work), not the power model's figure, which errs
     by its band: so a budget caps the two alike."""
     cpu_only_lab(api)
-    headers = api.bearer(api.token("readonly"))
-    body = {"catalog_id": "h100-sxm5-80gb", "workload": "bert_base", "task": "infer", "runtime": "torch-eager"}
-    found = {}
-    for precision in ("bf16", "fp16"):
-        response = api.client.post(
-            "/api/v1/predictions", json={**body, "precision": precision, "batch_size": 256}, headers=headers
-        )
-        assert response.status_code == 200, response.text
-        found[precision] = response.json()
+    found = h100_bert_at_256(api, "infer")
     assert (found["bf16"]["kind"], found["bf16"]["power_basis"]) == ("measured", "measured")
     assert (found["fp16"]["kind"], found["fp16"]["power_basis"]) == ("predicted", "transferred")
     assert found["fp16"]["throughput_samples_per_s"] == pytest.approx(found["bf16"]["throughput_samples_per_s"])
     assert found["fp16"]["power_w"] == pytest.approx(found["bf16"]["power_w"], rel=0.05)
     (read,) = [w for w in found["fp16"]["why"] if w["code"] == "power_twin"]
-    assert "running bf16 at this batch" in read["text"]
-    ask = {"workload": "bert_base", "task": "infer", "scope": "catalog", "batch_size": 256, "limit": 1000}
-    ask["constraints"] = {"power_budget_w": 300, "runtimes": ["torch-eager"], "precisions": ["fp16", "bf16"]}
-    answer = api.client.post("/api/v1/recommendations", json=ask, headers=headers).json()
-    capped = {
-        c["precision"]: c["estimate"] for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"
-    }
+    assert "running bf16 at this batch" in read["text"] and "the figure is calibrated by it" in read["text"]
+    capped = h100_bert_capped(api, "infer", 300)
     assert capped["fp16"]["power_basis"] == capped["bf16"]["power_basis"] == "capped"
     assert capped["fp16"]["throughput_samples_per_s"] == pytest.approx(
         capped["bf16"]["throughput_samples_per_s"], rel=0.03
@@ -378,27 +390,14 @@ def test_a_parts_twin_reading_is_its_power_whatever_calibrates_the_figure(api: A
     read running bf16, not the power model's (about 500 W): under a 400 W budget the two were capped
     unalike (x0.92 and x0.82) and fp16 ranked 14% above bf16 on the same tensor units."""
     cpu_only_lab(api)
-    headers = api.bearer(api.token("readonly"))
-    body = {"catalog_id": "h100-sxm5-80gb", "workload": "bert_base", "task": "train", "runtime": "torch-eager"}
-    found = {}
-    for precision in ("bf16", "fp16"):
-        response = api.client.post(
-            "/api/v1/predictions", json={**body, "precision": precision, "batch_size": 256}, headers=headers
-        )
-        assert response.status_code == 200, response.text
-        found[precision] = response.json()
+    found = h100_bert_at_256(api, "train")
     assert (found["bf16"]["kind"], found["bf16"]["power_basis"]) == ("measured", "measured")
     assert found["fp16"]["source"] == "reference:hwadvisor-h200-sxm-141gb"  # not calibrated by its twin
     assert found["fp16"]["power_basis"] == "transferred"
     assert found["fp16"]["power_w"] == pytest.approx(found["bf16"]["power_w"], rel=0.05)
     (read,) = [w for w in found["fp16"]["why"] if w["code"] == "power_twin"]
     assert "running bf16 at this batch" in read["text"] and "calibrated by it" not in read["text"]
-    ask = {"workload": "bert_base", "task": "train", "scope": "catalog", "batch_size": 256, "limit": 1000}
-    ask["constraints"] = {"power_budget_w": 400, "runtimes": ["torch-eager"], "precisions": ["fp16", "bf16"]}
-    answer = api.client.post("/api/v1/recommendations", json=ask, headers=headers).json()
-    capped = {
-        c["precision"]: c["estimate"] for c in answer["candidates"] if c["hardware"]["catalog_id"] == "h100-sxm5-80gb"
-    }
+    capped = h100_bert_capped(api, "train", 400)
     assert capped["fp16"]["throughput_samples_per_s"] == pytest.approx(
         capped["bf16"]["throughput_samples_per_s"], rel=0.05
     ), "the same units under the same cap"
