@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -176,8 +176,7 @@ shipped rows ended between 912 and 1,608, the prior's mean at 927): the efficien
 power-bound clock's and the cache's kinks stop a descent at the first one it meets. Several starts were
 taken over one on that ground, the lower cost, and measured after (docs/ACCURACY.md, session 36); 8,
 not more: 16 and 24 did not move leave one GPU out (session 37), and each start costs its 30
-leave-one-out fits. The CPU fit, a
-dozen published rows, has one start."""
+leave-one-out fits. The CPU fit, a dozen published rows, has one start."""
 START_SPREAD = 0.5
 """A start's distance from the prior's mean, in units of each parameter's prior spread (a normal draw)."""
 START_SEED = 0
@@ -242,11 +241,10 @@ def _stack_columns(design: _Design, weight: Array, spread: Array) -> dict[int, A
 
 
 def _descend(
-    residuals: Callable[[Array], Array], theta: Array, iterations: int, known: dict[int, Array] | None = None
+    residuals: Callable[[Array], Array], theta: Array, iterations: int, known: Mapping[int, Array]
 ) -> tuple[float, Array]:
     """Levenberg-Marquardt from ``theta`` (a finite-difference Jacobian, but for the ``known`` columns,
     constant and given): the cost (the residuals' sum of squares) and the point it stopped at."""
-    known = known or {}
     damping = 1e-2
     current = residuals(theta)
     cost = float(current @ current)

@@ -224,7 +224,7 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
     ReasonCode.power_twin: lambda f: (
         f"power {f['power_w']:,.0f} W as this part read running {f['twin']} at this batch (median of "
         f"{f['readings']} reading(s): the same tensor units doing the same work"
-        + (", and the figure is calibrated by it)" if f.get("calibrates", True) else ")")
+        + (", and the figure is calibrated by it)" if f["calibrates"] else ")")
     ),
     ReasonCode.power_missing: lambda f: "power unknown: not measured, and no catalog entry with a TDP",
     ReasonCode.data_parallel: lambda f: (
