@@ -20,6 +20,14 @@ and an H200, app/perfmodel/reference_readings.py) is predicted four ways, side b
 Printed per batch regime and per part: mean absolute and mean signed error of predicted over
 measured. Then the calibration's own leave-one-part-out over MLPerf's uncapped rows (A100s, H100,
 RTX 4090), with and without the reference runs in the fits.
+
+Last, what the recommender does *not* do, and why (``carried``): a part's draw taken as the model's
+load times another part's measured over modelled load at the same config (the median of its readings
+there), as a measured throughput calibrates the model's. Held out the same way, on the reference runs
+(the H100 from the H200's readings and back: one board class, 700 W SXM parts of one architecture) and
+on MLPerf's uncapped rows (each part from the other parts' rows of its benchmark, then from those of its
+architecture alone: A100 PCIe from A100 SXM and back). It carries between the two Hopper boards and not
+across board classes, where the parts it would serve (an H100 PCIe or NVL, an A10) stand.
 """
 
 from __future__ import annotations
@@ -31,8 +39,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app.perfmodel import reference_readings
+from app.perfmodel.power import limit_w
 from app.perfmodel.power_calibration import gather, uncapped
-from app.perfmodel.power_fit import Observation, fit, leave_one_part_out
+from app.perfmodel.power_fit import Fit, Observation, fit, leave_one_part_out
 from app.perfmodel.readings import idle_readings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +112,73 @@ def mlperf_held_out(
     return found
 
 
+def _load_ratio(model: Fit, o: Observation) -> float:
+    """How far between idle and limit the device's measured draw is, over how far the model puts it."""
+    idle = model.idle_w(o)
+    return (model.measured_device_w(o) - idle) / (limit_w(o.hardware) - idle) / max(model.load(o), 1e-9)
+
+
+def carried(
+    pool: Sequence[Observation],
+    asked: Sequence[Observation],
+    config: Callable[[Observation], str],
+    kin: Callable[[Observation, Observation], bool] = lambda a, b: True,
+) -> list[tuple[float, float, float]]:
+    """Each of ``asked`` predicted by a fit on ``pool`` less its part, as modelled and as carried: the
+    model's load times the median ratio (``_load_ratio``) of the other parts' ``asked`` at the same
+    ``config`` that are ``kin`` to it, the model's where none is. Per observation, in device watts: (its
+    measured draw as that fit reads it, a system's wall less the fit's host; modelled; carried)."""
+    found = []
+    for part in sorted({o.part for o in asked}):
+        model = fit([o for o in pool if o.part != part])
+        ratios: dict[str, list[tuple[Observation, float]]] = defaultdict(list)
+        for o in asked:
+            if o.part != part:
+                ratios[config(o)].append((o, _load_ratio(model, o)))
+        for o in (o for o in asked if o.part == part):
+            kin_ratios = [r for other, r in ratios[config(o)] if kin(o, other)]
+            modelled = model.device_draw_w(o)
+            moved = modelled
+            if kin_ratios:
+                idle = model.idle_w(o)
+                load = min(1.0, max(0.0, model.load(o) * statistics.median(kin_ratios)))
+                moved = idle + (limit_w(o.hardware) - idle) * load
+            found.append((model.measured_device_w(o), modelled, moved))
+    return found
+
+
+def carried_lines(mlperf: Sequence[Observation], at_rate: Sequence[Observation]) -> list[str]:
+    """``carried`` on the reference runs and on MLPerf's uncapped rows, as lines to print."""
+    both = [*mlperf, *at_rate]
+    rows = carried(both, at_rate, lambda o: o.label.split(" ", 1)[1])  # the config less its source
+    modelled, moved = [m / w - 1 for w, m, _ in rows], [c / w - 1 for w, _, c in rows]
+    lines = [
+        f"- reference runs, the H100 from the H200's readings and back ({len(rows)} readings, {_moved(rows)} "
+        f"carried; predicted over measured): model {_pct(modelled)}, carried {_pct(moved)}"
+    ]
+    systems = [o for o in mlperf if o.system and uncapped(o)]
+    for name, kin in (
+        ("every other part", lambda a, b: True),
+        ("parts of its architecture", lambda a, b: a.hardware.architecture == b.hardware.architecture),
+    ):
+        rows = carried(both, systems, lambda o: o.label.split()[1], kin)  # the benchmark
+        lines.append(
+            f"- MLPerf's uncapped rows from {name} ({len(rows)} rows, {_moved(rows)} carried; measured over "
+            f"predicted): "
+            f"model {_pct([w / m - 1 for w, m, _ in rows])}, carried {_pct([w / c - 1 for w, _, c in rows])}"
+        )
+    return lines
+
+
+def _moved(rows: Sequence[tuple[float, float, float]]) -> int:
+    """How many rows had another part's ratio to carry."""
+    return sum(c != m for _, m, c in rows)
+
+
+def _pct(errors: Sequence[float]) -> str:
+    return f"{100 * statistics.mean(abs(e) for e in errors):.1f}% ({100 * statistics.mean(errors):+.1f}%)"
+
+
 def summary(rows: Sequence[tuple[float, dict[str, float]]]) -> str:
     cells = []
     for way in WAYS:
@@ -128,6 +204,10 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     out("MLPerf's uncapped rows, each part held out (measured over predicted):")
     for name, (rows, mean_abs, signed) in mlperf_held_out(mlperf, at_rate).items():
         out(f"- {name}: {rows} rows, mean abs error {100 * mean_abs:.1f}% (signed {100 * signed:+.1f}%)")
+    out("")
+    out("A part's draw carried from other parts' measured over modelled load at the same config, held out:")
+    for line in carried_lines(mlperf, at_rate):
+        out(line)
 
 
 if __name__ == "__main__":

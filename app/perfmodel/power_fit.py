@@ -107,10 +107,14 @@ class Fit:
             return self.fixed_load
         return min(1.0, max(self.compute_slope * self.utilisation(o), self.memory_slope * (o.memory_util or 0.0)))
 
-    def device_draw_w(self, o: Observation) -> float:
+    def idle_w(self, o: Observation) -> float:
+        """The device's floor: the idle share of its TDP, no higher than its limit."""
         limit = limit_w(o.hardware)
-        idle = min(self.idle_fraction * (o.hardware.tdp_w or limit), limit)
-        return idle + (limit - idle) * self.load(o)
+        return min(self.idle_fraction * (o.hardware.tdp_w or limit), limit)
+
+    def device_draw_w(self, o: Observation) -> float:
+        idle = self.idle_w(o)
+        return idle + (limit_w(o.hardware) - idle) * self.load(o)
 
     def host_w(self, o: Observation) -> float:
         return self.host_base_w + self.host_per_cpu_tdp * (o.host_cpu_tdp_w or 0.0)
