@@ -11,6 +11,7 @@ from sqlalchemy import Select, String, func, or_, select
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.orm import Session
 
+from app.catalog.published import shipped as shipped_public
 from app.contracts import ResultStatus, Task
 from app.contracts.llm import STANDARD_CONTEXT
 from app.contracts.results import RATE_MAX, SCALING_MAX
@@ -181,3 +182,11 @@ def answer_inputs(session: Session, workload: str | None) -> tuple[object, ...]:
         frozenset(tuple(row) for row in entries),
         tuple(public),
     )
+
+
+def runtimes_named(session: Session) -> set[str]:
+    """Every runtime a stored result names, of any workload: the lab's and the published (shipped and
+    imported). Published stacks keep their own names (``pytorch-ngc``), which no runtime plug-in has."""
+    lab = session.scalars(select(ResultRow.runtime).distinct())
+    imported = session.scalars(select(PublicResultRow.runtime).distinct())
+    return {*lab, *imported, *(r.runtime for r in shipped_public())}

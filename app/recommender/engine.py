@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from app.bench.variants.base import CAVEAT, variants
 from app.catalog import CatalogHardware
 from app.contracts import (
+    DeviceKind,
     Estimate,
     EstimateKind,
     Precision,
@@ -54,6 +55,7 @@ from app.recommender.options import Loaded, OptionTable, tables
 from app.recommender.ranking import rank
 from app.recommender.reasons import Why
 from app.recommender.roofline import roofline_estimate
+from app.recommender.runnable import filter_notes, refuse_unrunnable
 from app.recommender.space import MODELLED_RUNTIME, ConfigSpace, modelled_precisions
 
 _gc_lock = threading.Lock()
@@ -103,6 +105,9 @@ def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]
     table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
     c = spec.constraints
     notes = table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
+    if c.runtimes and spec.custom is None:  # a custom workload's rows are the model's, of no runtime
+        kinds = c.device_kinds or list(DeviceKind)
+        notes += filter_notes(c.runtimes, spec.task, kinds, lambda: queries.runtimes_named(session))
     return table.columns, notes + _weight_only_notes(spec, table.columns)
 
 
@@ -361,6 +366,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             raise NotFoundError(f"machine {request.machine_id} has no device {request.device} (or is retired)")
         hardware = found
     if request.custom is not None:
+        refuse_unrunnable(request.runtime, request.task, hardware.ref.kind, hardware.ref.name)
         result = roofline_estimate(hardware, request.custom, request.precision, request.batch_size, request.task)
         if result is None:
             raise InvalidInput(
@@ -371,6 +377,12 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     points = [p for p in lab_points(session, name, task, owned) if p.variant == variant]
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models
+    measured = {(p.runtime, p.hardware.ref.kind) for p in points}
+
+    def named() -> set[str]:  # read only for a runtime no plug-in is named
+        return queries.runtimes_named(session)
+
+    refuse_unrunnable(request.runtime, task, hardware.ref.kind, hardware.ref.name, measured, named)
     evidence = Evidence(points, workload=name, task=task, variant=variant)
     # a figure measured on this part (or between its measured batches) before a model's, whatever the
     # source: the lab's CPU having run the runtime must not turn a reference run's H100 figure into a guess

@@ -1,0 +1,71 @@
+"""A prediction is asked of a config some runtime can run: a runtime that does not run the task, or not on
+that kind of device, or that nobody ever named, is refused with what to ask instead, not given a figure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from httpx import Response
+
+from testkit.factories import Api
+from tests.recommender.test_cpu_only_lab import cpu_only_lab
+
+
+def predict(api: Api, catalog_id: str, runtime: str, task: str = "infer", **asked: Any) -> Response:
+    body = {"catalog_id": catalog_id, "runtime": runtime, "task": task, "precision": "fp32", "batch_size": 8}
+    if "custom" not in asked:
+        body["workload"] = "bert_base"
+    return api.client.post("/api/v1/predictions", json={**body, **asked}, headers=api.bearer(api.token("readonly")))
+
+
+@pytest.mark.parametrize(
+    ("catalog_id", "runtime", "task", "said", "instead"),
+    [
+        ("epyc-9654", "openvino", "train", "openvino does not run train: it runs infer", "torch-eager"),
+        ("h100-sxm5-80gb", "tensorrt", "train", "tensorrt does not run train: it runs infer", "torch-eager"),
+        ("h100-sxm5-80gb", "openvino", "infer", "openvino runs on cpu devices only, and NVIDIA H100", "tensorrt"),
+        ("epyc-9654", "onnxruntime-cuda", "infer", "onnxruntime-cuda runs on cuda devices only", "onnxruntime-cpu"),
+    ],
+)
+def test_a_runtime_that_cannot_run_the_ask_is_refused_with_the_runtimes_that_can(
+    api: Api, catalog_id: str, runtime: str, task: str, said: str, instead: str
+) -> None:
+    cpu_only_lab(api)
+    refused = predict(api, catalog_id, runtime, task)
+    assert refused.status_code == 422, refused.text
+    assert said in refused.json()["detail"] and instead in refused.json()["detail"]
+    # the same part with a runtime that runs the ask is answered
+    assert predict(api, catalog_id, "torch-eager", task).status_code == 200
+
+
+def test_a_runtime_nobody_named_is_not_found_and_a_published_stacks_name_is_asked_as_before(api: Api) -> None:
+    cpu_only_lab(api)
+    refused = predict(api, "h100-sxm5-80gb", "torch-eagre")
+    assert refused.status_code == 404, refused.text
+    assert "no runtime is named 'torch-eagre'" in refused.json()["detail"]
+    assert "torch-eager" in refused.json()["detail"]  # the names there are
+    # Lambda's NGC stack is no plug-in, but the published rows name it: the estimators answer for it
+    assert predict(api, "h100-sxm5-80gb", "pytorch-ngc", "train").status_code == 200
+
+
+def test_a_custom_workload_is_refused_a_runtime_of_another_kind_of_device(api: Api) -> None:
+    custom = {"name": "mine", "flops_per_sample": 4e9, "bytes_per_sample": 1e8, "parameters": 25_000_000}
+    refused = predict(api, "h100-sxm5-80gb", "onnxruntime-cpu", custom=custom)
+    assert refused.status_code == 422 and "onnxruntime-cpu runs on cpu devices only" in refused.json()["detail"]
+    assert predict(api, "h100-sxm5-80gb", "torch-eager", custom=custom).status_code == 200
+
+
+def test_a_recommendations_runtime_filter_says_which_runtime_can_have_no_candidate(api: Api) -> None:
+    cpu_only_lab(api)
+    body = {"workload": "bert_base", "task": "train", "scope": "catalog"}
+    body["constraints"] = {"runtimes": ["openvino", "torch-eagre", "torch-eager"], "device_kinds": ["cuda"]}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["candidates"] and {c["runtime"] for c in answer["candidates"]} == {"torch-eager"}
+    (openvino,) = [n for n in answer["notes"] if n.startswith("openvino ")]
+    assert "openvino does not run train: it runs infer, so it has no candidate" in openvino
+    assert "runtimes that run train on a cuda device: torch-compile, torch-eager" in openvino
+    assert any(n.startswith("no runtime is named 'torch-eagre'") for n in answer["notes"])
+    assert not any(n.startswith("torch-eager") for n in answer["notes"])
