@@ -55,7 +55,7 @@ from app.recommender.options import Loaded, OptionTable, tables
 from app.recommender.ranking import rank
 from app.recommender.reasons import Why
 from app.recommender.roofline import roofline_estimate
-from app.recommender.runnable import filter_notes, refuse_unrunnable
+from app.recommender.runnable import filter_notes, refuse_unrunnable, refuse_untasked
 from app.recommender.space import MODELLED_RUNTIME, ConfigSpace, modelled_precisions
 
 _gc_lock = threading.Lock()
@@ -102,6 +102,8 @@ def options(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
 
 
 def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]]:
+    if spec.custom is None:
+        refuse_untasked(spec.name, spec.task)
     table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
     c = spec.constraints
     notes = table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
@@ -374,6 +376,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             )
         return _with_memory_fit(result, hardware, request.batch_size).to_contract()
     name, task, variant = request.name, request.task, request.variant
+    refuse_untasked(name, task)
     points = [p for p in lab_points(session, name, task, owned) if p.variant == variant]
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models

@@ -1,5 +1,6 @@
-"""Whether a runtime can run what a prediction asks: the runtime registry's tasks and device kinds, before
-any estimate. A figure for a config no runtime could run (OpenVINO training, ONNX Runtime's CUDA provider on
+"""Whether what an ask names can run at all, before any estimate: a zoo workload's tasks (the workload
+registry: BERT-base neither prefills nor decodes), and a runtime's tasks and device kinds (the runtime
+registry). A figure for a config no runtime could run (OpenVINO training, ONNX Runtime's CUDA provider on
 a CPU, a runtime nobody wrote) is not a prediction of anything a lab could buy and measure; the answer says
 which runtimes run it instead. A precision is not refused here: the plug-ins measure fewer precisions than
 their runtimes run (TensorRT's int8, ONNX Runtime's fp16 on CUDA), and where the model cannot speak for one
@@ -16,8 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 from app.bench.runtimes.base import RuntimeInfo, runtimes
+from app.bench.workloads.base import workloads
 from app.contracts import DeviceKind, Task
 from app.errors import InvalidInput, NotFoundError
+
+
+def refuse_untasked(workload: str, task: Task) -> None:
+    """Raise where the zoo workload ``workload`` has no ``task``; a published workload (no plug-in has its
+    name: ``bert_base_squad``) is left to what measured it."""
+    if workload not in workloads:
+        return
+    tasks = workloads.get(workload).info.tasks
+    if task.value not in tasks:
+        raise InvalidInput(
+            f"{workload} does not run {task.value}: its tasks are {', '.join(tasks)}",
+            hint="prefill and decode are a language model's (GET /api/v1/registry lists each workload's tasks)",
+        )
 
 
 def refuse_unrunnable(

@@ -69,3 +69,16 @@ def test_a_recommendations_runtime_filter_says_which_runtime_can_have_no_candida
     assert "runtimes that run train on a cuda device: torch-compile, torch-eager" in openvino
     assert any(n.startswith("no runtime is named 'torch-eagre'") for n in answer["notes"])
     assert not any(n.startswith("torch-eager") for n in answer["notes"])
+
+
+def test_a_zoo_workload_asked_for_a_task_it_has_not_is_refused_with_its_tasks(api: Api) -> None:
+    cpu_only_lab(api)
+    refused = predict(api, "h100-sxm5-80gb", "torch-eager", "decode", precision="bf16")
+    assert refused.status_code == 422, refused.text
+    assert "bert_base does not run decode: its tasks are infer, train" in refused.json()["detail"]
+    body = {"workload": "resnet50", "task": "prefill", "scope": "catalog"}
+    response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 422 and "resnet50 does not run prefill" in response.json()["detail"]
+    # a language model's decode is asked as before
+    asked = {"workload": "llama3_1b", "precision": "bf16", "batch_size": 1}
+    assert predict(api, "h100-sxm5-80gb", "torch-eager", "decode", **asked).status_code == 200
