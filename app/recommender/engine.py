@@ -8,6 +8,7 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from sqlalchemy.orm import Session
 
@@ -109,7 +110,7 @@ def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]
     notes = table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
     if c.runtimes and spec.custom is None:  # a custom workload's rows are the model's, of no runtime
         kinds = c.device_kinds or list(DeviceKind)
-        notes += filter_notes(c.runtimes, spec.task, kinds, lambda: queries.runtimes_named(session))
+        notes += filter_notes(c.runtimes, spec.task, kinds, partial(queries.runtimes_named, session))
     return table.columns, notes + _weight_only_notes(spec, table.columns)
 
 
@@ -368,7 +369,8 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             raise NotFoundError(f"machine {request.machine_id} has no device {request.device} (or is retired)")
         hardware = found
     if request.custom is not None:
-        refuse_unrunnable(request.runtime, request.task, hardware.ref.kind, hardware.ref.name)
+        named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
+        refuse_unrunnable(request.runtime, request.task, hardware.ref.kind, hardware.ref.name, named=named)
         result = roofline_estimate(hardware, request.custom, request.precision, request.batch_size, request.task)
         if result is None:
             raise InvalidInput(
@@ -381,10 +383,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models
     measured = {(p.runtime, p.hardware.ref.kind) for p in points}
-
-    def named() -> set[str]:  # read only for a runtime no plug-in is named
-        return queries.runtimes_named(session)
-
+    named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
     refuse_unrunnable(request.runtime, task, hardware.ref.kind, hardware.ref.name, measured, named)
     evidence = Evidence(points, workload=name, task=task, variant=variant)
     # a figure measured on this part (or between its measured batches) before a model's, whatever the
