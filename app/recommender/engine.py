@@ -371,7 +371,9 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     if request.custom is not None:
         named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
         refuse_unrunnable(request.runtime, request.task, hardware.ref.kind, hardware.ref.name, named=named)
-        result = roofline_estimate(hardware, request.custom, request.precision, request.batch_size, request.task)
+        result = roofline_estimate(
+            hardware, request.custom, request.precision, request.batch_size, request.task, request.runtime
+        )
         if result is None:
             raise InvalidInput(
                 f"the catalog lacks the {request.precision.value} peak or bandwidth of {hardware.ref.name}"

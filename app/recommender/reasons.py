@@ -96,10 +96,11 @@ def _predicted(f: Figures) -> str:
 
 def _roofline(f: Figures) -> str:
     operators = f"{f['operators']} operators" + ("" if f["operators_given"] else " (the zoo's median; give operators)")
+    runtime = f" for {f['runtime']}" if f.get("runtime") else ""
     return (
-        f"modelled from specs only: {f['flops_per_sample']:.3g} FLOP and {f['bytes_per_sample']:.3g} B per sample "
-        f"at {f['precision']}, {operators}: step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f}, memory "
-        f"{f['memory_ms']:,.2f}, host {f['host_ms']:,.2f} ms); band ±{f['error_pct']:.0f}%"
+        f"modelled from specs only{runtime}: {f['flops_per_sample']:.3g} FLOP and {f['bytes_per_sample']:.3g} B "
+        f"per sample at {f['precision']}, {operators}: step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f}, "
+        f"memory {f['memory_ms']:,.2f}, host {f['host_ms']:,.2f} ms); band ±{f['error_pct']:.0f}%"
     )
 
 

@@ -2,9 +2,13 @@
 
 The workload becomes a one-bucket profile (app/perfmodel/custom.py) and runs through the same
 calibrated model as the zoo: a roofline at the efficiencies the data taught, plus a kernel and (in
-eager PyTorch) a host dispatch per operator, which is what batch-1 latency is made of. Its band is
-the one an uncalibrated model earned out of sample, labelled ``source: model``; its power is modelled
-from its utilisation of compute and memory, like the zoo's, not taken as the TDP.
+eager PyTorch) a host dispatch per operator, which is what batch-1 latency is made of. A prediction
+asks it of one runtime, and the model runs the step as that runtime dispatches it (a graph runtime pays
+no Python per operator; names the model does not know, eager PyTorch's); a recommendation's rows are
+eager PyTorch's. Its band is the one an uncalibrated model earned out of sample, labelled ``source:
+model``; a GPU graph runtime's figure says what MLPerf's TensorRT runs made of such a figure, as the zoo's
+does; its power is modelled from its utilisation of compute and memory, like the zoo's, not taken as the
+TDP.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from app.contracts import CustomWorkload, EstimateKind, Precision, ReasonCode, T
 from app.perfmodel.bands import as_pct
 from app.perfmodel.custom import profile, typical_operators
 from app.perfmodel.device import device
-from app.perfmodel.model import step
+from app.perfmodel.model import dispatch_of, step
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of
+from app.recommender.estimators.modelled import GRAPH_GPU_GAP
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
@@ -25,17 +30,26 @@ CUSTOM_RUNTIME = "torch-eager"
 
 
 def roofline_estimate(
-    hardware: Hardware, workload: CustomWorkload, precision: Precision, batch: int, task: Task = Task.infer
+    hardware: Hardware,
+    workload: CustomWorkload,
+    precision: Precision,
+    batch: int,
+    task: Task = Task.infer,
+    runtime: str = CUSTOM_RUNTIME,
 ) -> Guess | None:
     spec = hardware.spec
     dev = device(spec, precision) if spec is not None else None
     if spec is None or dev is None:
         return None
     profiled = profile(workload, precision, task)
-    breakdown = step(profiled, dev, batch, calibration().of(dev.kind), runtime=CUSTOM_RUNTIME)
+    breakdown = step(profiled, dev, batch, calibration().of(dev.kind), runtime=runtime)
     throughput = batch / breakdown.seconds
     error_pct = as_pct(band_of(f"{dev.kind}-uncalibrated"))
     power, basis, power_reasons = modelled_draw(spec, breakdown)
+    reasons = list(power_reasons)
+    if dev.kind == "gpu" and dispatch_of(runtime) == "graph":
+        low, high = GRAPH_GPU_GAP
+        reasons.append(Why(ReasonCode.graph_uncalibrated, {"runtime": runtime, "low": low, "high": high}))
     return Guess(
         kind=EstimateKind.predicted,
         source="model",
@@ -51,6 +65,7 @@ def roofline_estimate(
                     "flops_per_sample": workload.flops_per_sample,
                     "bytes_per_sample": workload.bytes_per_sample,
                     "precision": precision.value,
+                    "runtime": runtime,
                     "operators": workload.operators or typical_operators(task),
                     "operators_given": workload.operators is not None,
                     "compute_ms": breakdown.compute_s * 1000,
@@ -60,7 +75,7 @@ def roofline_estimate(
                     "error_pct": error_pct,
                 },
             ),
-            *power_reasons,
+            *reasons,
         ],
         memory_gb=profiled.memory.at(batch) / 1e9,
     )
