@@ -55,7 +55,7 @@ from app.recommender.objectives import objective
 from app.recommender.options import Loaded, OptionTable, tables
 from app.recommender.ranking import rank
 from app.recommender.reasons import Why
-from app.recommender.roofline import roofline_estimate
+from app.recommender.roofline import CUSTOM_RUNTIME, roofline_estimate
 from app.recommender.runnable import filter_notes, refuse_unrunnable, refuse_untasked
 from app.recommender.space import MODELLED_RUNTIME, ConfigSpace, modelled_precisions
 
@@ -108,9 +108,14 @@ def _estimated(session: Session, spec: WorkloadSpec) -> tuple[Columns, list[str]
     table = tables.get(_table_key(session, spec), lambda: _table(session, spec))
     c = spec.constraints
     notes = table.notes(c.precisions, c.runtimes) + _variant_notes(spec, table.columns)
-    if c.runtimes and spec.custom is None:  # a custom workload's rows are the model's, of no runtime
+    if c.runtimes and spec.custom is None:
         kinds = c.device_kinds or list(DeviceKind)
         notes += filter_notes(c.runtimes, spec.task, kinds, partial(queries.runtimes_named, session))
+    elif c.runtimes and CUSTOM_RUNTIME not in c.runtimes:
+        notes.append(
+            f"a custom workload's rows are modelled as {CUSTOM_RUNTIME}, which the runtimes asked leave out: "
+            "POST /api/v1/predictions models one part for another runtime"
+        )
     return table.columns, notes + _weight_only_notes(spec, table.columns)
 
 
@@ -337,10 +342,11 @@ def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[st
     )
     notes.append(
         f"{spec.custom.name} is a custom workload nothing has measured: every figure is the performance model run "
-        f"on {given} and the catalog's specs, with the band an uncalibrated model earned out of sample"
+        f"on {given} and the catalog's specs as {CUSTOM_RUNTIME} dispatches it, with the band an uncalibrated "
+        "model earned out of sample (POST /api/v1/predictions models it for another runtime)"
     )
     precisions = spec.constraints.precisions or [Precision.fp32, Precision.tf32, Precision.bf16, Precision.fp16]
-    batch = spec.batch_size or 1  # every row's runtime is "any": a runtimes filter without it keeps none
+    batch = spec.batch_size or 1
     options = []
     by_part: dict[tuple[str, Precision], Guess | None] = {}  # every device of a part gets the same figure
     for h in hardware:
@@ -350,7 +356,7 @@ def _custom_options(spec: WorkloadSpec, hardware: list[Hardware], notes: list[st
                 by_part[key] = roofline_estimate(h, spec.custom, precision, batch, spec.task)
             found = by_part[key]
             if found is not None:
-                options.append(Option(h, Config("any", precision, batch, None, "model"), found))
+                options.append(Option(h, Config(CUSTOM_RUNTIME, precision, batch, None, "model"), found))
     return options
 
 

@@ -102,3 +102,17 @@ def test_a_custom_workloads_prediction_is_modelled_as_the_asked_runtime_dispatch
     assert "graph_uncalibrated" in [w["code"] for w in tensorrt["why"]]
     eager = predict(api, "h100-sxm5-80gb", "torch-eager", custom=custom, precision="fp16").json()
     assert "graph_uncalibrated" not in [w["code"] for w in eager["why"]]
+
+
+def test_a_custom_workloads_rows_are_eager_pytorchs_and_a_filter_without_it_says_so(api: Api) -> None:
+    custom = {"name": "mine", "flops_per_sample": 2e9, "bytes_per_sample": 4e7, "parameters": 10_000_000}
+    found = {}
+    for runtime in ("torch-eager", "onnxruntime-cpu"):
+        body = {"custom": custom, "scope": "catalog", "constraints": {"runtimes": [runtime]}, "limit": 5}
+        response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
+        assert response.status_code == 200, response.text
+        found[runtime] = response.json()
+    assert found["torch-eager"]["candidates"]
+    assert {c["runtime"] for c in found["torch-eager"]["candidates"]} == {"torch-eager"}
+    assert found["onnxruntime-cpu"]["candidates"] == []
+    assert any("rows are modelled as torch-eager" in n for n in found["onnxruntime-cpu"]["notes"])
