@@ -20,7 +20,7 @@ from app.perfmodel.device import device
 from app.perfmodel.model import dispatch_of, step
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of
-from app.recommender.estimators.modelled import GRAPH_GPU_GAP
+from app.recommender.estimators.modelled import graph_uncalibrated
 from app.recommender.evidence import Hardware
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
@@ -48,8 +48,7 @@ def roofline_estimate(
     power, basis, power_reasons = modelled_draw(spec, breakdown)
     reasons = list(power_reasons)
     if dev.kind == "gpu" and dispatch_of(runtime) == "graph":
-        low, high = GRAPH_GPU_GAP
-        reasons.append(Why(ReasonCode.graph_uncalibrated, {"runtime": runtime, "low": low, "high": high}))
+        reasons.append(graph_uncalibrated(runtime))
     return Guess(
         kind=EstimateKind.predicted,
         source="model",

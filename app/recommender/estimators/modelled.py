@@ -62,6 +62,14 @@ GRAPH_GPU_GAP = (3.7, 6.7)
 """How many times faster MLPerf Inference's TensorRT int8 ran than the model's figure for a graph runtime
 on the same GPUs (T4, A100, RTX 4090; never fitted): benchmarks/accuracy.py's fourth section, 0.15-0.27.
 Too few runs (6) for a conformal band, so a GPU graph runtime no lab device measured says so in words."""
+
+
+def graph_uncalibrated(runtime: str) -> Why:
+    """The words a GPU graph runtime's model figure carries where no measurement checks it (``GRAPH_GPU_GAP``)."""
+    low, high = GRAPH_GPU_GAP
+    return Why(ReasonCode.graph_uncalibrated, {"runtime": runtime, "low": low, "high": high})
+
+
 LANGUAGE_RUNS = "hwadvisor's own prefill and decode runs (app/perfmodel/data/llm.json), as the serving planner is"
 """What calibrates a language model's step that no lab device measured (``_language_model``)."""
 BROKEN_LOG_RATIO = math.log(1000.0)
@@ -511,8 +519,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
     )
     reasons = [why, *power_reasons]
     if config.source == LAB and not references and kind == "gpu" and dispatch_of(config.runtime) == "graph":
-        low, high = GRAPH_GPU_GAP
-        reasons.append(Why(ReasonCode.graph_uncalibrated, {"runtime": config.runtime, "low": low, "high": high}))
+        reasons.append(graph_uncalibrated(config.runtime))
     return Guess(
         kind=EstimateKind.predicted,
         # the lab's stack with no lab device of the kind to calibrate it is the model on specs alone
