@@ -48,7 +48,10 @@ def profile_of(workload: str, task: Task, precision: Precision) -> Profile | Non
 def why_not(workload: str, task: Task, precision: Precision, hardware: CatalogHardware) -> str | None:
     """Why this pair cannot be modelled, in words; None when it can."""
     if profile_of(workload, task, precision) is None:
-        return f"no {precision.value} profile of {workload}/{task.value} (scripts/build_profiles.py makes them)"
+        have = [p.value for p in Precision if profile_of(workload, task, p) is not None]
+        if not have:
+            return f"no profile of {workload}/{task.value} (scripts/build_profiles.py makes them)"
+        return f"no {precision.value} profile of {workload}/{task.value}: its profiles are at {', '.join(have)}"
     return missing(hardware, precision)
 
 

@@ -116,3 +116,11 @@ def test_a_custom_workloads_rows_are_eager_pytorchs_and_a_filter_without_it_says
     assert {c["runtime"] for c in found["torch-eager"]["candidates"]} == {"torch-eager"}
     assert found["onnxruntime-cpu"]["candidates"] == []
     assert any("rows are modelled as torch-eager" in n for n in found["onnxruntime-cpu"]["notes"])
+
+
+def test_a_precision_no_profile_models_names_the_precisions_that_are(api: Api) -> None:
+    refused = predict(api, "h100-sxm5-80gb", "torch-eager", precision="int4")
+    assert refused.status_code == 404, refused.text
+    detail = refused.json()["detail"]
+    assert "no int4 profile of bert_base/infer: its profiles are at fp32, " in detail
+    assert "build_profiles" not in detail  # no profile build makes a weight-only int4 of BERT
