@@ -1,5 +1,7 @@
-"""A prediction is asked of a config some runtime can run: a runtime that does not run the task, or not on
-that kind of device, or that nobody ever named, is refused with what to ask instead, not given a figure."""
+"""An ask is answered for what can run: a runtime that does not run the task, or not on that kind of device,
+or that nobody ever named, and a zoo workload asked for a task it has not, are refused with what to ask
+instead, not given a figure; a custom workload is modelled as the runtime asked dispatches it; a precision
+no profile models names the ones that are."""
 
 from __future__ import annotations
 
