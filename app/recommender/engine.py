@@ -394,11 +394,14 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
     refuse_unrunnable(request.runtime, task, hardware.ref.kind, hardware.ref.name, measured, named)
     evidence = Evidence(points, workload=name, task=task, variant=variant)
+    threads = request.threads
+    if threads is None:
+        threads = _most_threads(hardware, points, request.runtime, request.precision)
     # a figure measured on this part (or between its measured batches) before a model's, whatever the
     # source: the lab's CPU having run the runtime must not turn a reference run's H100 figure into a guess
     result = None
     for source in _sources_for(points, request.runtime):
-        config = Config(request.runtime, request.precision, request.batch_size, request.threads, source, variant)
+        config = Config(request.runtime, request.precision, request.batch_size, threads, source, variant)
         guess = estimate(hardware, config, evidence)
         if guess is not None and guess.kind is not EstimateKind.predicted:
             result = guess
@@ -412,7 +415,7 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
                 "part of its vendor (a variant is never modelled: the profiles are of the original models)",
                 hint="measure it on one lab machine (a suite row with variants = [...])",
             )
-        lab_config = Config(request.runtime, request.precision, request.batch_size, request.threads, LAB)
+        lab_config = Config(request.runtime, request.precision, request.batch_size, threads, LAB)
         raise NotFoundError(
             f"nothing measured {what} with {request.runtime} at {request.precision.value}"
             + (
@@ -423,6 +426,17 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
             hint="measure it on one lab machine (hwadvisor jobs create) or import published results",
         )
     return _with_memory_fit(result, hardware, request.batch_size).to_contract()
+
+
+def _most_threads(hardware: Hardware, points: list[Point], runtime: str, precision: Precision) -> int | None:
+    """Threads left unset for a lab CPU: the most it measured the runtime and precision at (its suites' "all"
+    is its cores), so that what it measured answers; None where it measured none (the model's, all cores)."""
+    ran = [
+        p.threads
+        for p in points
+        if p.source == LAB and p.hardware.key == hardware.key and (p.runtime, p.precision) == (runtime, precision)
+    ]
+    return max((t for t in ran if t is not None), default=None)
 
 
 def _sources_for(points: list[Point], runtime: str) -> list[str]:

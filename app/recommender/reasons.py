@@ -62,7 +62,8 @@ def _at(f: Figures) -> str:
 
 
 def _measured_lab(f: Figures) -> str:
-    said = f"measured on {f['hardware']}: {f['iterations']} timed iterations, 95% CI ±{f['error_pct']:.1f}%"
+    threads = f" at {f['threads']} threads" if f.get("threads") else ""
+    said = f"measured on {f['hardware']}{threads}: {f['iterations']} timed iterations, 95% CI ±{f['error_pct']:.1f}%"
     return said + _machines(f)
 
 

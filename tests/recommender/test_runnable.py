@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from httpx import Response
 
-from testkit.factories import Api
+from testkit.factories import Api, run_report
+from testkit.lab import cpu_machine, measured
 from tests.recommender.test_cpu_only_lab import cpu_only_lab
 
 
@@ -126,3 +127,25 @@ def test_a_precision_no_profile_models_names_the_precisions_that_are(api: Api) -
     detail = refused.json()["detail"]
     assert "no int4 profile of bert_base/infer: its profiles are at fp32, " in detail
     assert "build_profiles" not in detail  # no profile build makes a weight-only int4 of BERT
+
+
+def test_a_lab_cpus_prediction_without_threads_is_at_the_most_threads_it_measured(api: Api) -> None:
+    """The quick suite runs a model at all of a CPU's cores; asked without threads, the machine's own
+    measurement answers, and says at how many threads, where 'nothing measured' was answered before."""
+    spec = cpu_machine("node-cpu")
+    machine_id, token = api.enroll(spec)
+    results = [
+        measured(8, 25, 110, device="cpu", runtime="torch-eager", precision="fp32", threads=t, power_source="rapl")
+        for t in (4, 16)
+    ]
+    assert api.post_run(token, run_report(spec, results=results)).status_code == 201
+    body = {"machine_id": str(machine_id), "device": "cpu", "workload": "resnet50", "task": "infer"}
+    body |= {"runtime": "torch-eager", "precision": "fp32", "batch_size": 8}
+    headers = api.bearer(api.token("readonly"))
+    found = {}
+    for threads in (None, 4):
+        response = api.client.post("/api/v1/predictions", json={**body, "threads": threads}, headers=headers)
+        assert response.status_code == 200, response.text
+        found[threads] = response.json()
+        assert found[threads]["kind"] == "measured"
+    assert "at 16 threads:" in found[None]["explanation"] and "at 4 threads:" in found[4]["explanation"]

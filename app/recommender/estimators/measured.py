@@ -127,6 +127,8 @@ def _one_measurement(
 def _point_why(p: Point, error_pct: float, other: Machines | None) -> Why:
     if p.source == LAB:
         figures = {"hardware": p.hardware.label, "iterations": p.iterations or 0, "error_pct": error_pct}
+        if p.threads is not None:
+            figures["threads"] = p.threads
         return Why(ReasonCode.measured_lab, _with_machines(figures, other))
     return _published(p.source, p.batch_size, p.systems, error_pct, other)
 
