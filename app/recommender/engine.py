@@ -374,8 +374,8 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
         if found is None:
             raise NotFoundError(f"machine {request.machine_id} has no device {request.device} (or is retired)")
         hardware = found
+    named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
     if request.custom is not None:
-        named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
         refuse_unrunnable(request.runtime, request.task, hardware.ref.kind, hardware.ref.name, named=named)
         result = roofline_estimate(
             hardware, request.custom, request.precision, request.batch_size, request.task, request.runtime
@@ -391,7 +391,6 @@ def predict(session: Session, request: PredictionRequest) -> Estimate:
     if variant is None:
         points += public_points(session, name, task, catalog)  # published results are of the original models
     measured = {(p.runtime, p.hardware.ref.kind) for p in points}
-    named = partial(queries.runtimes_named, session)  # read only for a runtime no plug-in is named
     refuse_unrunnable(request.runtime, task, hardware.ref.kind, hardware.ref.name, measured, named)
     evidence = Evidence(points, workload=name, task=task, variant=variant)
     threads = request.threads
