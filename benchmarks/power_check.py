@@ -36,6 +36,7 @@ import argparse
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 
 from app.perfmodel import reference_readings
@@ -71,14 +72,23 @@ def _group(label: str) -> str:
     return "batch 2-32" if batch <= 32 else "batch 33+"
 
 
-def draws(mlperf: Sequence[Observation], at_rate: Sequence[Observation]) -> Rows:
+def fits_without(pool: Sequence[Observation]) -> Callable[[str], Fit]:
+    """The power model fitted on ``pool`` less every observation of a part, each part's fit made once."""
+    return cache(lambda part: fit([o for o in pool if o.part != part]))
+
+
+def draws(
+    mlperf: Sequence[Observation], at_rate: Sequence[Observation], without: Callable[[str], Fit] | None = None
+) -> Rows:
     """Per group (all, batch regime, part): (measured W, {way: predicted W}) for each reference reading
-    (``at_rate``: ``reference_readings.readings()``; ``mlperf``: ``mlperf_and_idle``)."""
+    (``at_rate``: ``reference_readings.readings()``; ``mlperf``: ``mlperf_and_idle``; ``without``:
+    ``fits_without`` of the two, where the caller has one)."""
     bare = reference_readings.readings(at_measured_rate=False)
     only_mlperf = fit(mlperf)
+    without = without or fits_without([*mlperf, *at_rate])
     found: Rows = defaultdict(list)
     for part in sorted({o.part for o in at_rate}):
-        held_out = fit([o for o in (*mlperf, *at_rate) if o.part != part])  # none of the part's: MLPerf's, idle
+        held_out = without(part)  # none of the part's: MLPerf's, idle
         for measured, unmeasured in zip(at_rate, bare, strict=True):
             if measured.part != part:
                 continue
@@ -119,18 +129,18 @@ def _load_ratio(model: Fit, o: Observation) -> float:
 
 
 def carried(
-    pool: Sequence[Observation],
+    without: Callable[[str], Fit],
     asked: Sequence[Observation],
     config: Callable[[Observation], str],
     kin: Callable[[Observation, Observation], bool] = lambda a, b: True,
 ) -> list[tuple[float, float, float]]:
-    """Each of ``asked`` predicted by a fit on ``pool`` less its part, as modelled and as carried: the
-    model's load times the median ratio (``_load_ratio``) of the other parts' ``asked`` at the same
-    ``config`` that are ``kin`` to it, the model's where none is. Per observation, in device watts: (its
+    """Each of ``asked`` predicted by the fit ``without`` its part (``fits_without``), as modelled and as
+    carried: the model's load times the median ratio (``_load_ratio``) of the other parts' ``asked`` at the
+    same ``config`` that are ``kin`` to it, the model's where none is. Per observation, in device watts: (its
     measured draw as that fit reads it, a system's wall less the fit's host; modelled; carried)."""
     found = []
     for part in sorted({o.part for o in asked}):
-        model = fit([o for o in pool if o.part != part])
+        model = without(part)
         ratios: dict[str, list[tuple[Observation, float]]] = defaultdict(list)
         for o in asked:
             if o.part != part:
@@ -147,10 +157,12 @@ def carried(
     return found
 
 
-def carried_lines(mlperf: Sequence[Observation], at_rate: Sequence[Observation]) -> list[str]:
-    """``carried`` on the reference runs and on MLPerf's uncapped rows, as lines to print."""
-    both = [*mlperf, *at_rate]
-    rows = carried(both, at_rate, lambda o: o.label.split(" ", 1)[1])  # the config less its source
+def carried_lines(
+    mlperf: Sequence[Observation], at_rate: Sequence[Observation], without: Callable[[str], Fit]
+) -> list[str]:
+    """``carried`` on the reference runs and on MLPerf's uncapped rows, as lines to print (``without``:
+    ``fits_without`` of the two)."""
+    rows = carried(without, at_rate, lambda o: o.label.split(" ", 1)[1])  # the config less its source
     modelled, moved = [m / w - 1 for w, m, _ in rows], [c / w - 1 for w, _, c in rows]
     lines = [
         f"- reference runs, the H100 from the H200's readings and back ({len(rows)} readings, {_moved(rows)} "
@@ -161,7 +173,7 @@ def carried_lines(mlperf: Sequence[Observation], at_rate: Sequence[Observation])
         ("every other part", lambda a, b: True),
         ("parts of its architecture", lambda a, b: a.hardware.architecture == b.hardware.architecture),
     ):
-        rows = carried(both, systems, lambda o: o.label.split()[1], kin)  # the benchmark
+        rows = carried(without, systems, lambda o: o.label.split()[1], kin)  # the benchmark
         lines.append(
             f"- MLPerf's uncapped rows from {name} ({len(rows)} rows, {_moved(rows)} carried; measured over "
             f"predicted): "
@@ -195,7 +207,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         parser.error(f"the power model is fitted on MLPerf Power: {args.datasets}/mlperf-power is missing (--datasets)")
     at_rate = reference_readings.readings()
     mlperf = mlperf_and_idle(args.datasets)
-    found = draws(mlperf, at_rate)
+    without = fits_without([*mlperf, *at_rate])  # each part's held-out fit, shared by every section
+    found = draws(mlperf, at_rate, without)
     out("| rows | n | " + " | ".join(f"{way}: mean abs (signed)" for way in WAYS) + " |")
     out("|---|---|" + "---|" * len(WAYS))
     for group in sorted(found, key=lambda g: (g != "all", not g.startswith("batch"), g)):
@@ -206,7 +219,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         out(f"- {name}: {rows} rows, mean abs error {100 * mean_abs:.1f}% (signed {100 * signed:+.1f}%)")
     out("")
     out("A part's draw carried from other parts' measured over modelled load at the same config, held out:")
-    for line in carried_lines(mlperf, at_rate):
+    for line in carried_lines(mlperf, at_rate, without):
         out(line)
 
 

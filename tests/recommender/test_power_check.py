@@ -50,15 +50,15 @@ def test_a_power_model_fitted_without_a_part_predicts_its_readings_better_than_b
 def test_a_ratio_carried_between_the_two_hopper_boards_and_nothing_carried_where_no_kin_measured() -> None:
     assert DATASETS is not None
     at_rate = reference_readings.readings()
-    pool = [*power_check.mlperf_and_idle(DATASETS), *at_rate]
+    without = power_check.fits_without([*power_check.mlperf_and_idle(DATASETS), *at_rate])
 
     def config(o: Observation) -> str:
         return o.label.split(" ", 1)[1]
 
-    rows = power_check.carried(pool, at_rate, config)
+    rows = power_check.carried(without, at_rate, config)
     assert len(rows) == len(at_rate) and power_check._moved(rows) > 0.9 * len(rows)
     modelled = statistics.mean(abs(m / w - 1) for w, m, _ in rows)
     moved = statistics.mean(abs(c / w - 1) for w, _, c in rows)
     assert moved < 0.8 * modelled  # the H200's ratio at the same config tells the H100's draw, and back
-    alone = power_check.carried(pool, at_rate, config, kin=lambda a, b: False)
+    alone = power_check.carried(without, at_rate, config, kin=lambda a, b: False)
     assert all(m == c for _, m, c in alone) and [m for _, m, _ in alone] == [m for _, m, _ in rows]
