@@ -134,6 +134,13 @@ def limit_w(hardware: CatalogHardware) -> float:
     return limit
 
 
+def idle_w(hardware: CatalogHardware, idle_fraction: float) -> float:
+    """The floor ``I``: the idle share of the part's TDP (of its limit where the TDP is unknown), no higher
+    than its limit."""
+    limit = limit_w(hardware)
+    return min(idle_fraction * (hardware.tdp_w or limit), limit)
+
+
 def _utilisation(name: str, value: float) -> float:
     if not 0 <= value <= 1:
         raise InvalidInput(f"{name} utilisation must be between 0 and 1, not {value!r}")
@@ -145,7 +152,7 @@ def draw_w(hardware: CatalogHardware, compute_util: float, memory_util: float, p
     u_c = _utilisation("compute", compute_util)
     u_m = _utilisation("memory", memory_util)
     limit = limit_w(hardware)
-    idle = min(params.idle_fraction * (hardware.tdp_w or limit), limit)
+    idle = idle_w(hardware, params.idle_fraction)
     load = min(1.0, max(params.compute_slope * u_c, params.memory_slope * u_m))
     power = idle + (limit - idle) * load
     half = params.band_fraction * power

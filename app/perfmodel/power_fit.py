@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 
 from app.catalog import CatalogHardware
 from app.perfmodel.nnls import nnls
-from app.perfmodel.power import PowerParams, limit_w
+from app.perfmodel.power import PowerParams, idle_w, limit_w
 
 Array = NDArray[np.float64]
 PSU_EFFICIENCY = 0.94
@@ -108,9 +108,8 @@ class Fit:
         return min(1.0, max(self.compute_slope * self.utilisation(o), self.memory_slope * (o.memory_util or 0.0)))
 
     def idle_w(self, o: Observation) -> float:
-        """The device's floor: the idle share of its TDP, no higher than its limit."""
-        limit = limit_w(o.hardware)
-        return min(self.idle_fraction * (o.hardware.tdp_w or limit), limit)
+        """The device's floor (app/perfmodel/power.py ``idle_w``)."""
+        return idle_w(o.hardware, self.idle_fraction)
 
     def device_draw_w(self, o: Observation) -> float:
         idle = self.idle_w(o)
