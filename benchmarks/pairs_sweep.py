@@ -14,7 +14,8 @@ checked for what no figure should show (``flags``):
 - a larger batch more than 10% slower than a smaller one where its calibration fell as much: a ratio
   carried from a step of another regime (app/perfmodel/split.py). Where the model's own curve falls
   (its L2 term: a kernel whose working set fits the cache at the smaller batch), it is printed, not
-  flagged;
+  flagged, and so is a fall whose factor fell from a host-heavy step to the device's while the model's
+  own device time per sample grew by as much (``calibration_fell``);
 - a TF32 figure below its FP32 figure on one GPU at one batch where neither was measured and the
   device bounds the step (``device_bound``): the same bytes on a matrix unit no slower
   (app/recommender/estimators/modelled.py ``_plain``; without that floor this flags 22, AlexNet's TF32 at
@@ -111,6 +112,14 @@ class Answer:
         return float(figures["factor"]) if figures is not None else None
 
     @property
+    def device_per_sample(self) -> float:
+        """The model's own device time per sample, before calibration: the larger of its compute and its memory
+        time, over the batch."""
+        figures = self.modelled
+        assert figures is not None, "only a modelled answer has a device time"
+        return float(max(figures["compute_ms"], figures["memory_ms"]) * figures["factor"]) / self.batch
+
+    @property
     def device_bound(self) -> bool:
         """Whether the step is surely the device's by the bands' rule (app/perfmodel/bands.py ``HOST_SHARE``):
         the host's time under that share of its compute or of its memory time, each no more than the
@@ -195,8 +204,15 @@ def flags(answers: Sequence[Answer]) -> list[str]:
 
 
 def calibration_fell(small: Answer, large: Answer) -> bool:
-    """Whether the larger batch's calibration factor is SLOWER times the smaller's or less."""
-    return small.factor is not None and large.factor is not None and large.factor < SLOWER * small.factor
+    """Whether the larger batch's calibration factor is SLOWER times the smaller's or less, where the model's
+    own device time per sample did not grow as much. A step that is partly the host's at the smaller batch
+    and the device's at the larger takes the split's host factor at one and its device factor at the other
+    (app/perfmodel/split.py): the factor falls by design there, and the fall is the model's where its device
+    time per sample grew by as much (the L2 term: a smaller batch's kernels streaming from the cache)."""
+    if small.factor is None or large.factor is None or large.factor >= SLOWER * small.factor:
+        return False
+    grew = large.device_per_sample / small.device_per_sample
+    return grew * large.throughput / small.throughput < 1 / SLOWER
 
 
 def falls(answers: Sequence[Answer]) -> list[tuple[Answer, Answer]]:
