@@ -120,6 +120,19 @@ def test_recommend_an_unknown_workload_names_the_ones_that_exist(api: Api, datab
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_which_gpu_is_asked_with_the_catalogs_word_for_one(database_url: str, tmp_path: Path) -> None:
+    env = scratch_env(database_url, tmp_path)
+    asked = ("recommend", "resnet50", "--catalog", "--power-budget", "300", "--limit", "5", "--json")
+    gpus = hwadvisor(*asked, "--device-kind", "gpu", env=env)
+    assert gpus.returncode == 0, gpus.stderr
+    answer = json.loads(gpus.stdout)
+    assert answer["query"]["constraints"]["device_kinds"] == ["cuda"]
+    assert answer["candidates"] and {c["hardware"]["kind"] for c in answer["candidates"]} == {"cuda"}
+    unknown = hwadvisor(*asked, "--device-kind", "tpu", env={**env, "COLUMNS": "300"})
+    assert unknown.returncode != 0 and "give cuda (or gpu) for GPUs, or cpu" in unknown.stderr
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_plan_prints_devices_time_and_cost_and_refuses_a_bad_cloud_rate(database_url: str, tmp_path: Path) -> None:
     env = scratch_env(database_url, tmp_path)
     job = ("--dataset", "1281167", "--epochs", "90", "--deadline-h", "12", "--precision", "fp16", "--limit", "3")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import typer
 from sqlalchemy.engine import make_url
 
 from app.config import get_settings
+from app.contracts import DeviceKind
 
 if TYPE_CHECKING:
     from app.db.engine import Database
@@ -30,3 +32,11 @@ def database() -> Database:
 def shown_url(url: str) -> str:
     """The URL with its password hidden, for messages."""
     return make_url(url).render_as_string(hide_password=True)
+
+
+def device_kind(value: str) -> DeviceKind:
+    """``--device-kind``'s parser: ``cuda`` or ``gpu`` (the catalog's word for one) for GPUs, ``cpu``."""
+    try:
+        return DeviceKind(value.lower())
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}: give cuda (or gpu) for GPUs, or cpu") from None

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import database
+from app.cli.common import database, device_kind
 from app.contracts import DeviceKind, Precision, Task
 
 
@@ -44,7 +44,10 @@ def plan(
     precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
     runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
     device_kind: Annotated[
-        list[DeviceKind] | None, typer.Option(help="Only this kind of device: cuda (GPUs) or cpu (repeat).")
+        list[DeviceKind] | None,
+        typer.Option(
+            parser=device_kind, metavar="KIND", help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat)."
+        ),
     ] = None,
     owned: Annotated[
         bool, typer.Option("--owned", help="Only hardware the lab owns (default: the catalog too).")

@@ -156,8 +156,15 @@ class PowerSource(StrEnum):
 
 
 class DeviceKind(StrEnum):
+    """Where a step runs: the host's CPUs, or a GPU the agent drives through CUDA. ``gpu`` (what the catalog's
+    ``kind`` says, and what people ask for: "which GPU") is read as ``cuda``; answers always say ``cuda``."""
+
     cpu = "cpu"
     cuda = "cuda"
+
+    @classmethod
+    def _missing_(cls, value: object) -> DeviceKind | None:
+        return cls.cuda if isinstance(value, str) and value.lower() == "gpu" else None
 
 
 def device_kind_of(device: str) -> DeviceKind:

@@ -129,7 +129,8 @@ class PlanRequest(Strict):
     device_kinds: list[DeviceKind] | None = Field(
         default=None,
         max_length=2,
-        description="Only these kinds of device: 'cuda' (GPUs) or 'cpu'; none: both (ask 'which GPU' with ['cuda']).",
+        description="Only these kinds of device: 'cuda' (GPUs; 'gpu' is read as 'cuda') or 'cpu'; none: both "
+        "(ask 'which GPU' with ['cuda']).",
     )
     scope: Scope = Scope.catalog
     target: Target = Field(default_factory=Target)

@@ -181,7 +181,8 @@ class Constraints(Strict):
     device_kinds: list[DeviceKind] | None = Field(
         default=None,
         max_length=2,
-        description="Only these kinds of device: 'cuda' (GPUs) or 'cpu'; none: both (ask 'which GPU' with ['cuda']).",
+        description="Only these kinds of device: 'cuda' (GPUs; 'gpu' is read as 'cuda') or 'cpu'; none: both "
+        "(ask 'which GPU' with ['cuda']).",
     )
     variants: list[VariantName] | None = Field(
         default=None,

@@ -144,10 +144,16 @@ def test_which_gpu_is_asked_with_device_kinds_and_answers_only_gpus(api: Api, wo
     assert {c["hardware"]["catalog_id"] for c in gpus["candidates"]} >= GPUS_UNDER_BUDGET
     cpus = answer({"device_kinds": ["cpu"]})
     assert cpus["candidates"] and all(c["hardware"]["kind"] == "cpu" for c in cpus["candidates"])
+    # "gpu", the catalog's word and the question's, is read as the vocabulary's cuda and said back as it
+    said = answer({"device_kinds": ["gpu"]})
+    assert said["query"]["constraints"]["device_kinds"] == ["cuda"]
+    assert [(c["hardware"]["name"], c["runtime"], c["precision"]) for c in said["candidates"]] == [
+        (c["hardware"]["name"], c["runtime"], c["precision"]) for c in gpus["candidates"]
+    ]
     refused = api.client.post(
-        "/api/v1/recommendations", json={**body, "constraints": {"device_kinds": ["gpu"]}}, headers=headers
+        "/api/v1/recommendations", json={**body, "constraints": {"device_kinds": ["tpu"]}}, headers=headers
     )
-    assert refused.status_code == 422 and "cuda" in refused.text  # the vocabulary's word, said back
+    assert refused.status_code == 422 and "cuda" in refused.text  # the kinds there are, said back
 
 
 @pytest.mark.parametrize(("workload", "task"), [("resnet50", "infer"), ("bert_base", "infer"), ("bert_base", "train")])
