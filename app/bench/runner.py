@@ -26,8 +26,9 @@ from app.bench.primitives import primitives
 from app.bench.runtimes import runtimes
 from app.bench.runtimes.base import Runtime
 from app.bench.suites import Suite
+from app.bench.unrunnable import task_unrun, unknown_runtime, unknown_variant, unknown_workload, workload_unsupported
 from app.bench.variants import variants, workload_for
-from app.bench.workloads import Size, workloads
+from app.bench.workloads import Size
 from app.contracts import MachineSpec, MeasureSpec, PowerSource, Result, ResultStatus, RunReport
 
 MIB = 1024 * 1024
@@ -75,46 +76,33 @@ def unsupported_reason(config: BenchConfig, machine: MachineSpec, *, nodes: int 
     """Why the config cannot run here (on each of ``nodes`` machines), or None; for several devices,
     what data parallelism needs first."""
     primitive = config.workload in primitives
-    if not primitive and config.workload not in workloads:
-        return f"unknown workload {config.workload!r}; known: {', '.join(workloads.names() + primitives.names())}"
-    if not primitive and config.runtime not in runtimes:
-        return f"unknown runtime {config.runtime!r}; known: {', '.join(runtimes.names())}"
+    if reason := unknown_workload(config.workload):
+        return reason
+    if not primitive and (reason := unknown_runtime(config.runtime)):
+        return reason
     if config.devices * nodes > 1 and (reason := data_parallel.unsupported(config, machine, nodes=nodes)):
         return reason
     if primitive:
         if config.variant is not None:
             return f"{config.workload} is a primitive: it has no model variants"
         return primitives.get(config.workload)().unsupported(config, machine)
-    if reason := workload_unsupported(config):
+    if reason := workload_unsupported(config.workload, config.task, config.precision):
         return reason
     runtime = runtimes.get(config.runtime)()
     # what the variant rules out holds everywhere; a runtime's own reasons may be this process's
     # (TensorFlow's thread pools, fixed once), so they come after it
     if reason := runtime.unavailable() or variant_unsupported(config, runtime) or runtime.unsupported(config, machine):
         return reason
-    if config.task is not None and config.task.value not in runtime.info.tasks:
-        return f"{config.runtime} runs {', '.join(runtime.info.tasks)}, not {config.task.value}"
-    return None
+    return task_unrun(config.runtime, config.task)
 
 
 def variant_unsupported(config: BenchConfig, runtime: Runtime) -> str | None:
     if config.variant is None:
         return None
-    if config.variant not in variants:
-        return f"unknown variant {config.variant!r}; known: none (the original model), {', '.join(variants.names())}"
+    if reason := unknown_variant(config.variant):
+        return reason
     variant = variants.get(config.variant)()
     return variant.unsupported(config) or runtime.variant_unsupported(variant, config)
-
-
-def workload_unsupported(config: BenchConfig) -> str | None:
-    """A task or precision the workload does not have: a language model has prefill, decode and
-    train, not infer; a classifier has no prefill."""
-    info = workloads.get(config.workload).info
-    if config.task is not None and config.task.value not in info.tasks:
-        return f"{config.workload} has tasks {', '.join(info.tasks)}, not {config.task.value}"
-    if config.precision.value not in info.precisions:
-        return f"{config.workload} is measured in {', '.join(info.precisions)}, not {config.precision.value}"
-    return None
 
 
 def _result(

@@ -22,6 +22,7 @@ def create(
     max_attempts: Annotated[int, typer.Option(min=1, max=20)] = 3,
 ) -> None:
     """Queue a suite for a machine, or for the first free machine whose labels match."""
+    from app.bench.unrunnable import job_notes
     from app.contracts import JobCreate
     from app.db import jobs
 
@@ -39,6 +40,8 @@ def create(
     with database().writing() as session:
         job = jobs.to_job(jobs.create(session, body))
     typer.echo(f"queued job {job.id} ({job.suite})")
+    for note in job_notes(body.suite_toml):
+        typer.echo(f"note: {note}", err=True)
 
 
 @group.command("list")

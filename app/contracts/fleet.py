@@ -239,6 +239,13 @@ class Job(Strict):
         "the agent renews it well within this while a long config runs.",
     )
     message: Text | None = None
+    notes: list[Text] = Field(
+        default_factory=list,
+        max_length=32,
+        description="In the answer to POST /jobs: what no machine can run in the suite (a workload or runtime no "
+        "plug-in here has, a task a runtime does not run...), each reason with how many of the grid's combinations "
+        "it stops; an agent records those configs unsupported. Not stored: other answers leave it empty.",
+    )
     measured: list[Label] = Field(
         default_factory=list,
         description="In a claim's answer: the configs (their labels) this machine already measured for the job in an "

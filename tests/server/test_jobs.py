@@ -182,3 +182,21 @@ def test_a_run_cannot_attach_itself_to_another_machines_job(api: Api, db: Databa
     # the machines the jobs are for may attach their runs
     assert api.post_run(token_a, run_report(spec_a, job_id=uuid.UUID(held["id"]))).status_code == 201
     assert api.post_run(token_a, run_report(spec_a, job_id=uuid.UUID(meant_for_a["id"]))).status_code == 201
+
+
+def test_a_suite_naming_what_no_plug_in_has_is_queued_with_notes_that_say_so(api: Api) -> None:
+    """An agent newer than the server may have the plug-in, so the job is queued; the answer says now what
+    an agent would record unsupported hours later."""
+    mistakes = 'name = "typo"\n[[grid]]\nworkloads = ["resnet5"]\nruntimes = ["openvino"]\ntasks = ["train"]\n'
+    body = {"suite": "typo", "suite_toml": mistakes, "selector": {"gpu": "h100-sxm5-80gb"}}
+    response = api.client.post("/api/v1/jobs", json=body, headers=api.admin)
+    assert response.status_code == 201, response.text
+    notes = response.json()["notes"]
+    assert len(notes) == 1 and "unknown workload 'resnet5'; known: " in notes[0] and "resnet50" in notes[0]
+    assert api.client.get(f"/api/v1/jobs/{response.json()['id']}", headers=api.admin).json()["notes"] == []
+    body["suite_toml"] = mistakes.replace("resnet5", "resnet50")
+    notes = api.client.post("/api/v1/jobs", json=body, headers=api.admin).json()["notes"]
+    assert notes == [
+        "no machine can run part of this suite (an agent records it unsupported): openvino runs infer, not train"
+    ]
+    assert _job(api, selector={"gpu": "h100-sxm5-80gb"})["notes"] == []

@@ -5,6 +5,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
+from app.bench.unrunnable import job_notes
 from app.contracts import Job, JobCreate, JobStatus, Page
 from app.db import jobs
 from app.server.deps import Admin, DatabaseDep, Reader
@@ -15,9 +16,13 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 
 @router.post("", status_code=status.HTTP_201_CREATED)
 def create_job(body: JobCreate, _admin: Admin, db: DatabaseDep) -> Job:
-    """Queue a suite for one machine, or for the first free machine whose labels match the selector."""
+    """Queue a suite for one machine, or for the first free machine whose labels match the selector. The
+    answer's notes say what no machine can run in the suite; it is queued all the same (an agent may have a
+    plug-in this server lacks)."""
     with db.writing() as session:
-        return jobs.to_job(jobs.create(session, body))
+        job = jobs.to_job(jobs.create(session, body))
+        notes = job_notes(body.suite_toml)  # inside: a suite that fails here queues nothing
+    return job.model_copy(update={"notes": notes})
 
 
 @router.get("")
