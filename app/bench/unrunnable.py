@@ -17,7 +17,7 @@ from app.bench.primitives.base import primitives
 from app.bench.runtimes.base import runtimes
 from app.bench.variants.base import variants
 from app.bench.workloads.base import workloads
-from app.contracts import ORIGINAL, Precision, SuiteSpec, Task
+from app.contracts import ORIGINAL, TEXT_MAX, Precision, SuiteSpec, Task
 
 NOTES_MAX = 20
 """The most reasons a job's notes list."""
@@ -89,7 +89,8 @@ def suite_notes(suite: SuiteSpec) -> list[str]:
             *(device_unrun(r, d) for r, d in itertools.product(known, dict.fromkeys(row.devices))),
         ]
         found.update((reason, None) for reason in reasons if reason is not None)
-    notes = [f"no machine can run part of this suite (an agent records it unsupported): {reason}" for reason in found]
+    said = "no machine can run part of this suite (an agent records it unsupported): "
+    notes = [(said + reason)[:TEXT_MAX] for reason in found]  # a long list of known names is cut, not refused
     if len(notes) > NOTES_MAX:
         notes = [*notes[:NOTES_MAX], f"... and {len(notes) - NOTES_MAX} more reasons (hwadvisor bench shows each)"]
     return notes

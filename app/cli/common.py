@@ -34,7 +34,7 @@ def shown_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def device_kind(value: str) -> DeviceKind:
+def parse_device_kind(value: str) -> DeviceKind:
     """``--device-kind``'s parser: ``cuda`` or ``gpu`` (the catalog's word for one) for GPUs, ``cpu``."""
     try:
         return DeviceKind(value.lower())

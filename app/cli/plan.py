@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import database, device_kind
+from app.cli.common import database, parse_device_kind
 from app.contracts import DeviceKind, Precision, Task
 
 
@@ -46,7 +46,9 @@ def plan(
     device_kind: Annotated[
         list[DeviceKind] | None,
         typer.Option(
-            parser=device_kind, metavar="KIND", help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat)."
+            parser=parse_device_kind,
+            metavar="KIND",
+            help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat).",
         ),
     ] = None,
     owned: Annotated[

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import database, device_kind
+from app.cli.common import database, parse_device_kind
 from app.contracts import DeviceKind, Precision, Task
 from app.errors import NotFoundError
 
@@ -34,7 +34,9 @@ def recommend(
     device_kind: Annotated[
         list[DeviceKind] | None,
         typer.Option(
-            parser=device_kind, metavar="KIND", help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat)."
+            parser=parse_device_kind,
+            metavar="KIND",
+            help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat).",
         ),
     ] = None,
     catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,

@@ -243,8 +243,8 @@ class Job(Strict):
         default_factory=list,
         max_length=32,
         description="In the answer to POST /jobs: what no machine can run in the suite (a workload or runtime no "
-        "plug-in here has, a task a runtime does not run...), each reason with how many of the grid's combinations "
-        "it stops; an agent records those configs unsupported. Not stored: other answers leave it empty.",
+        "plug-in here has, a task a runtime does not run...), each reason once; an agent records those configs "
+        "unsupported. Not stored: other answers leave it empty.",
     )
     measured: list[Label] = Field(
         default_factory=list,
