@@ -150,9 +150,7 @@ def carried(
             modelled = model.device_draw_w(o)
             moved = modelled
             if kin_ratios:
-                idle = model.idle_w(o)
-                load = min(1.0, max(0.0, model.load(o) * statistics.median(kin_ratios)))
-                moved = idle + (limit_w(o.hardware) - idle) * load
+                moved = model.device_draw_w(o, min(1.0, max(0.0, model.load(o) * statistics.median(kin_ratios))))
             found.append((model.measured_device_w(o), modelled, moved))
     return found
 

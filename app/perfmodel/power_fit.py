@@ -111,9 +111,11 @@ class Fit:
         """The device's floor (app/perfmodel/power.py ``idle_w``)."""
         return idle_w(o.hardware, self.idle_fraction)
 
-    def device_draw_w(self, o: Observation) -> float:
+    def device_draw_w(self, o: Observation, load: float | None = None) -> float:
+        """The device's draw at ``load`` (the model's own, ``load(o)``, where None): between its floor and its
+        limit."""
         idle = self.idle_w(o)
-        return idle + (limit_w(o.hardware) - idle) * self.load(o)
+        return idle + (limit_w(o.hardware) - idle) * (self.load(o) if load is None else load)
 
     def host_w(self, o: Observation) -> float:
         return self.host_base_w + self.host_per_cpu_tdp * (o.host_cpu_tdp_w or 0.0)
