@@ -45,11 +45,17 @@ def workload_unsupported(workload: str, task: Task | None, precision: Precision)
     """A task or precision the workload does not have: a language model has prefill, decode and
     train, not infer; a classifier has no prefill."""
     info = workloads.get(workload).info
-    if task is not None and task.value not in info.tasks:
-        return f"{workload} has tasks {', '.join(info.tasks)}, not {task.value}"
+    if task is not None and (untasked := workload_untasked(workload, task)) is not None:
+        return untasked
     if precision.value not in info.precisions:
         return f"{workload} is measured in {', '.join(info.precisions)}, not {precision.value}"
     return None
+
+
+def workload_untasked(workload: str, task: Task) -> str | None:
+    """A task the zoo workload ``workload`` does not have (BERT-base neither prefills nor decodes)."""
+    tasks = workloads.get(workload).info.tasks
+    return None if task.value in tasks else f"{workload} has tasks {', '.join(tasks)}, not {task.value}"
 
 
 def task_unrun(runtime: str, task: Task | None) -> str | None:
@@ -61,8 +67,12 @@ def task_unrun(runtime: str, task: Task | None) -> str | None:
 
 
 def device_unrun(runtime: str, device: str) -> str | None:
-    """A kind of device the runtime does not run on (OpenVINO's plug-in on a GPU)."""
-    kind = "cpu" if device == "cpu" else "cuda"
+    """The kind of a suite's ``device`` (``cpu``, ``cuda:0``) where the runtime does not run on it."""
+    return kind_unrun(runtime, "cpu" if device == "cpu" else "cuda")
+
+
+def kind_unrun(runtime: str, kind: str) -> str | None:
+    """A kind of device (``cpu``, ``cuda``) the runtime does not run on (OpenVINO's plug-in on a GPU)."""
     devices = runtimes.get(runtime).info.devices
     if kind in devices:
         return None

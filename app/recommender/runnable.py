@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from app.bench.runtimes.base import RuntimeInfo, runtimes
+from app.bench.runtimes.base import runtimes
+from app.bench.unrunnable import kind_unrun, task_unrun, workload_untasked
 from app.bench.workloads.base import workloads
 from app.contracts import DeviceKind, Task
 from app.errors import InvalidInput, NotFoundError
@@ -27,10 +28,10 @@ def refuse_untasked(workload: str, task: Task) -> None:
     name: ``bert_base_squad``) is left to what measured it."""
     if workload not in workloads:
         return
-    tasks = workloads.get(workload).info.tasks
-    if task.value not in tasks:
+    untasked = workload_untasked(workload, task)
+    if untasked is not None:
         raise InvalidInput(
-            f"{workload} does not run {task.value}: its tasks are {', '.join(tasks)}",
+            untasked,
             hint="prefill and decode are a language model's (GET /api/v1/registry lists each workload's tasks)",
         )
 
@@ -60,14 +61,12 @@ def refuse_unrunnable(
 
 def why_not(runtime: str, task: Task, kind: DeviceKind, hardware: str | None = None) -> str | None:
     """Why the runtime plug-in ``runtime`` cannot run ``task`` on a ``kind`` device (``hardware``, where
-    one is asked); None where it can."""
-    info: RuntimeInfo = runtimes.get(runtime).info
-    if task.value not in info.tasks:
-        return f"{runtime} does not run {task.value}: it runs {', '.join(info.tasks)}"
-    if kind.value not in info.devices:
-        only = f"{runtime} runs on {' and '.join(info.devices)} devices only"
-        return f"{only}, and {hardware} is a {kind.value} device" if hardware else only
-    return None
+    one is asked); None where it can. The words are those a job's notes and an agent's unsupported
+    results use (app/bench/unrunnable.py)."""
+    reason = task_unrun(runtime, task)
+    if reason is None and (reason := kind_unrun(runtime, kind.value)) is not None and hardware:
+        reason += f": {hardware} is a {kind.value} device"
+    return reason
 
 
 def instead(task: Task, kind: DeviceKind) -> str:

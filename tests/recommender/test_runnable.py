@@ -25,9 +25,9 @@ def predict(api: Api, catalog_id: str, runtime: str, task: str = "infer", **aske
 @pytest.mark.parametrize(
     ("catalog_id", "runtime", "task", "said", "instead"),
     [
-        ("epyc-9654", "openvino", "train", "openvino does not run train: it runs infer", "torch-eager"),
-        ("h100-sxm5-80gb", "tensorrt", "train", "tensorrt does not run train: it runs infer", "torch-eager"),
-        ("h100-sxm5-80gb", "openvino", "infer", "openvino runs on cpu devices only, and NVIDIA H100", "tensorrt"),
+        ("epyc-9654", "openvino", "train", "openvino runs infer, not train", "torch-eager"),
+        ("h100-sxm5-80gb", "tensorrt", "train", "tensorrt runs infer, not train", "torch-eager"),
+        ("h100-sxm5-80gb", "openvino", "infer", "openvino runs on cpu devices only, not cuda: NVIDIA H100", "tensorrt"),
         ("epyc-9654", "onnxruntime-cuda", "infer", "onnxruntime-cuda runs on cuda devices only", "onnxruntime-cpu"),
     ],
 )
@@ -68,7 +68,7 @@ def test_a_recommendations_runtime_filter_says_which_runtime_can_have_no_candida
     answer = response.json()
     assert answer["candidates"] and {c["runtime"] for c in answer["candidates"]} == {"torch-eager"}
     (openvino,) = [n for n in answer["notes"] if n.startswith("openvino ")]
-    assert "openvino does not run train: it runs infer, so it has no candidate" in openvino
+    assert "openvino runs infer, not train, so it has no candidate" in openvino
     assert "runtimes that run train on a cuda device: torch-compile, torch-eager" in openvino
     assert any(n.startswith("no runtime is named 'torch-eagre'") for n in answer["notes"])
     assert not any(n.startswith("torch-eager") for n in answer["notes"])
@@ -78,10 +78,10 @@ def test_a_zoo_workload_asked_for_a_task_it_has_not_is_refused_with_its_tasks(ap
     cpu_only_lab(api)
     refused = predict(api, "h100-sxm5-80gb", "torch-eager", "decode", precision="bf16")
     assert refused.status_code == 422, refused.text
-    assert "bert_base does not run decode: its tasks are infer, train" in refused.json()["detail"]
+    assert "bert_base has tasks infer, train, not decode" in refused.json()["detail"]
     body = {"workload": "resnet50", "task": "prefill", "scope": "catalog"}
     response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
-    assert response.status_code == 422 and "resnet50 does not run prefill" in response.json()["detail"]
+    assert response.status_code == 422 and "resnet50 has tasks infer, train, not prefill" in response.json()["detail"]
     # a language model's decode is asked as before
     asked = {"workload": "llama3_1b", "precision": "bf16", "batch_size": 1}
     assert predict(api, "h100-sxm5-80gb", "torch-eager", "decode", **asked).status_code == 200
