@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from sqlalchemy.engine import make_url
 
 from app.config import get_settings
-from app.contracts import DeviceKind
+from app.contracts import DeviceKind, Precision
 
 if TYPE_CHECKING:
     from app.db.engine import Database
@@ -40,3 +40,16 @@ def parse_device_kind(value: str) -> DeviceKind:
         return DeviceKind(value.lower())
     except ValueError:
         raise typer.BadParameter(f"{value!r}: give cuda (or gpu) for GPUs, or cpu") from None
+
+
+PrecisionsAllowed = Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")]
+"""``--precision``: the precisions an answer may use (``recommend``, ``plan``)."""
+RuntimesAllowed = Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")]
+"""``--runtime``: the runtimes an answer may use."""
+DeviceKindsAllowed = Annotated[
+    list[DeviceKind] | None,
+    typer.Option(
+        parser=parse_device_kind, metavar="KIND", help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat)."
+    ),
+]
+"""``--device-kind``: the kinds of device an answer may use, read by ``parse_device_kind``."""

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import database, parse_device_kind
-from app.contracts import DeviceKind, Precision, Task
+from app.cli.common import DeviceKindsAllowed, PrecisionsAllowed, RuntimesAllowed, database
+from app.contracts import Task
 
 
 def plan(
@@ -41,16 +41,9 @@ def plan(
         str | None,
         typer.Option(help="A declared cluster (hwadvisor clusters list): its network and devices per system."),
     ] = None,
-    precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
-    runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
-    device_kind: Annotated[
-        list[DeviceKind] | None,
-        typer.Option(
-            parser=parse_device_kind,
-            metavar="KIND",
-            help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat).",
-        ),
-    ] = None,
+    precision: PrecisionsAllowed = None,
+    runtime: RuntimesAllowed = None,
+    device_kind: DeviceKindsAllowed = None,
     owned: Annotated[
         bool, typer.Option("--owned", help="Only hardware the lab owns (default: the catalog too).")
     ] = False,

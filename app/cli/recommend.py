@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import database, parse_device_kind
-from app.contracts import DeviceKind, Precision, Task
+from app.cli.common import DeviceKindsAllowed, PrecisionsAllowed, RuntimesAllowed, database
+from app.contracts import Task
 from app.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -29,16 +29,9 @@ def recommend(
     slo_ms: Annotated[float | None, typer.Option(min=0.001, help="p99 latency SLO in ms.")] = None,
     min_throughput: Annotated[float | None, typer.Option(min=0.001, help="Samples/s the system must reach.")] = None,
     max_price: Annotated[float | None, typer.Option(min=1, help="USD for all devices.")] = None,
-    precision: Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")] = None,
-    runtime: Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")] = None,
-    device_kind: Annotated[
-        list[DeviceKind] | None,
-        typer.Option(
-            parser=parse_device_kind,
-            metavar="KIND",
-            help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat).",
-        ),
-    ] = None,
+    precision: PrecisionsAllowed = None,
+    runtime: RuntimesAllowed = None,
+    device_kind: DeviceKindsAllowed = None,
     catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,
     variants: Annotated[
         bool,
