@@ -171,6 +171,21 @@ def device_kind_of(device: str) -> DeviceKind:
     return DeviceKind.cpu if device == "cpu" else DeviceKind.cuda
 
 
+AllowedPrecisions = Annotated[list[Precision] | None, Field(max_length=16)]
+"""The precisions an answer may use (a recommendation's and a plan's constraint); none: any."""
+AllowedRuntimes = Annotated[list[Name] | None, Field(max_length=64)]
+"""The runtimes an answer may use; none: any."""
+AllowedDeviceKinds = Annotated[
+    list[DeviceKind] | None,
+    Field(
+        max_length=2,
+        description="Only these kinds of device: 'cuda' (GPUs; 'gpu' is read as 'cuda') or 'cpu'; none: both "
+        "(ask 'which GPU' with ['cuda']).",
+    ),
+]
+"""The kinds of device an answer may use; none: both."""
+
+
 # --------------------------------------------------------------------------- machine spec
 
 

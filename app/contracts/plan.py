@@ -15,7 +15,17 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from app.contracts.catalog import Price
-from app.contracts.common import DeviceKind, Name, NonNegative, Positive, Precision, Strict, Task
+from app.contracts.common import (
+    AllowedDeviceKinds,
+    AllowedPrecisions,
+    AllowedRuntimes,
+    Name,
+    NonNegative,
+    Positive,
+    Precision,
+    Strict,
+    Task,
+)
 from app.contracts.recommend import Answer, CustomWorkload, Estimate, HardwareRef, Reason, Scope
 
 CatalogId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_.\-]*$")]
@@ -124,14 +134,9 @@ class PlanRequest(Strict):
     custom: CustomWorkload | None = None
     task: Task = Task.train
     batch_size: int | None = Field(default=None, ge=1, le=100_000_000, description="Per device; unset: each one's.")
-    precisions: list[Precision] | None = Field(default=None, max_length=16)
-    runtimes: list[Name] | None = Field(default=None, max_length=64)
-    device_kinds: list[DeviceKind] | None = Field(
-        default=None,
-        max_length=2,
-        description="Only these kinds of device: 'cuda' (GPUs; 'gpu' is read as 'cuda') or 'cpu'; none: both "
-        "(ask 'which GPU' with ['cuda']).",
-    )
+    precisions: AllowedPrecisions = None
+    runtimes: AllowedRuntimes = None
+    device_kinds: AllowedDeviceKinds = None
     scope: Scope = Scope.catalog
     target: Target = Field(default_factory=Target)
     objective: PlanObjective = PlanObjective.cheapest

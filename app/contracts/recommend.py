@@ -10,6 +10,9 @@ from pydantic import Field, model_validator
 
 from app.contracts.catalog import Price
 from app.contracts.common import (
+    AllowedDeviceKinds,
+    AllowedPrecisions,
+    AllowedRuntimes,
     DeviceId,
     DeviceKind,
     Name,
@@ -176,14 +179,9 @@ class Constraints(Strict):
     latency_p99_slo_ms: Positive | None = None
     min_throughput_samples_per_s: Positive | None = None
     max_price_usd: Positive | None = None
-    precisions: list[Precision] | None = Field(default=None, max_length=16)
-    runtimes: list[Name] | None = Field(default=None, max_length=64)
-    device_kinds: list[DeviceKind] | None = Field(
-        default=None,
-        max_length=2,
-        description="Only these kinds of device: 'cuda' (GPUs; 'gpu' is read as 'cuda') or 'cpu'; none: both "
-        "(ask 'which GPU' with ['cuda']).",
-    )
+    precisions: AllowedPrecisions = None
+    runtimes: AllowedRuntimes = None
+    device_kinds: AllowedDeviceKinds = None
     variants: list[VariantName] | None = Field(
         default=None,
         max_length=64,
