@@ -8,7 +8,9 @@ A100, L4 and CPU-only machines, 100 results each, on SQLite), then asks each rec
 ``--rounds`` times through `POST /api/v1/recommendations` on that server, and again in this process
 (app.recommender.engine.recommend on the same database), and prints the median and p95 of each;
 then, in process, each ask's first answer after every cache is emptied (the table built, as after
-any change to what it reads).
+any change to what it reads); then ``--together`` threads asking the first ask at once after its table
+is dropped (as after a new result: the model's predictions kept), each thread's answer timed: one
+table built for all of them, since session 40, or one per thread before.
 The goal (issue "Performance model"): p95 under 100 ms. With ``--db PATH`` the seeded database is
 kept there and reused by the next run (seeding takes minutes); ``--profile`` prints where the
 in-process time of the first ask's first answer goes (its table built: until session 39 it profiled an
@@ -22,6 +24,7 @@ import cProfile
 import pstats
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -139,6 +142,37 @@ def in_process(url: str, rounds: int, profile: bool) -> tuple[dict[str, list[flo
     return times, builds
 
 
+def together(url: str, askers: int, rounds: int = 3) -> dict[str, list[float]]:
+    """Each thread's answer to the first ask, ``askers`` threads asking at once after the table is dropped
+    (its predictions kept, as after a new result), ``rounds`` times."""
+    name = next(iter(ASKS))
+    spec = WorkloadSpec.model_validate(ASKS[name])
+    db = Database(url)
+    times: list[float] = []
+    try:
+        with db.reading() as session:
+            engine.recommend(session, spec)  # the model's predictions made and kept
+
+        def ask(start: threading.Barrier) -> None:
+            with db.reading() as session:
+                start.wait()
+                started = time.perf_counter()
+                engine.recommend(session, spec)
+                times.append(time.perf_counter() - started)
+
+        for _ in range(rounds):
+            engine.tables.clear()
+            start = threading.Barrier(askers)
+            threads = [threading.Thread(target=ask, args=(start,)) for _ in range(askers)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        db.dispose()
+    return {f"{name}, {askers} at once": times}
+
+
 def report(title: str, times: dict[str, list[float]]) -> None:
     print(f"\n{title} (milliseconds)")
     print(f"  {'ask':<42} {'median':>8} {'p95':>8}")
@@ -153,6 +187,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--db", type=Path, help="Keep the seeded SQLite database here and reuse it next time.")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--together", type=int, default=4, metavar="K", help="threads asking at once after a change")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or Path(tmp) / "hwadvisor.db"
@@ -167,9 +202,12 @@ def main() -> None:
         finally:
             server.stop()
         process_times, builds = in_process(url, args.rounds, args.profile)
+        at_once = together(url, args.together) if args.together > 1 else {}
     report(f"POST /api/v1/recommendations on a real server, {args.rounds} rounds", http_times)
     report(f"engine.recommend in process, {args.rounds} rounds", process_times)
     report("engine.recommend in process, first answer after a change (builds the table), 3 rounds", builds)
+    if at_once:
+        report("engine.recommend in process, askers at once after a new result (each one's answer), 3 rounds", at_once)
 
 
 if __name__ == "__main__":

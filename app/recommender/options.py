@@ -72,13 +72,37 @@ class Loaded:
         return id(self.thing)
 
 
+class _Building:
+    """A table one thread is building, for the threads that ask for the same key meanwhile."""
+
+    __slots__ = ("builder", "done", "error", "table")
+
+    def __init__(self) -> None:
+        self.builder = threading.get_ident()
+        self.done = threading.Event()
+        self.table: OptionTable | None = None
+        self.error: BaseException | None = None
+
+    def wait(self) -> OptionTable:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.table is not None
+        return self.table
+
+
 class TableCache:
     """Tables by key, the ``CACHE_SIZE`` most recently used. A key holds everything a table depends
-    on, so a stale table is never found: it is just not asked for again, and ages out."""
+    on, so a stale table is never found: it is just not asked for again, and ages out.
+
+    One thread builds a missing table; others asking for the same key meanwhile wait for it rather than
+    build it again. After a new result every ask of the workload misses at once, and builds side by side
+    share the process's one interpreter lock: four of them would each take four builds' time."""
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self.size = size
         self._tables: OrderedDict[Hashable, OptionTable] = OrderedDict()
+        self._building: dict[Hashable, _Building] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, build: Callable[[], OptionTable]) -> OptionTable:
@@ -87,16 +111,34 @@ class TableCache:
             if found is not None:
                 self._tables.move_to_end(key)
                 return found
-        table = build()  # outside the lock: two first asks may both build; either table is right
-        # A table is hundreds of thousands of objects that live until it ages out: move everything
-        # alive now out of the cyclic collector's sight, or each full collection walks them again
-        # (reference counting still frees them when the table is dropped; they make no cycles).
-        gc.collect()
-        gc.freeze()
+            building = self._building.get(key)
+            mine = building is None
+            if building is None:
+                building = self._building[key] = _Building()
+        if not mine:
+            if building.builder == threading.get_ident():
+                return build()  # asked again while building it (never so far): waiting would never end
+            return building.wait()  # the builder's table, or its error: the same inputs fail the same way
+        try:
+            table = build()
+            # A table is hundreds of thousands of objects that live until it ages out: move everything
+            # alive now out of the cyclic collector's sight, or each full collection walks them again
+            # (reference counting still frees them when the table is dropped; they make no cycles).
+            gc.collect()
+            gc.freeze()
+        except BaseException as error:
+            building.error = error
+            with self._lock:
+                del self._building[key]
+            building.done.set()
+            raise
         with self._lock:
             self._tables[key] = table
             while len(self._tables) > self.size:
                 self._tables.popitem(last=False)
+            del self._building[key]
+        building.table = table
+        building.done.set()
         return table
 
     def clear(self) -> None:
