@@ -42,11 +42,11 @@ def parse_device_kind(value: str) -> DeviceKind:
         raise typer.BadParameter(f"{value!r}: give cuda (or gpu) for GPUs, or cpu") from None
 
 
-PrecisionsAllowed = Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")]
+PrecisionOption = Annotated[list[Precision] | None, typer.Option(help="Allowed precision (repeat).")]
 """``--precision``: the precisions an answer may use (``recommend``, ``plan``)."""
-RuntimesAllowed = Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")]
+RuntimeOption = Annotated[list[str] | None, typer.Option(help="Allowed runtime (repeat).")]
 """``--runtime``: the runtimes an answer may use."""
-DeviceKindsAllowed = Annotated[
+DeviceKindOption = Annotated[
     list[DeviceKind] | None,
     typer.Option(
         parser=parse_device_kind, metavar="KIND", help="Only this kind of device: cuda or gpu (GPUs), or cpu (repeat)."

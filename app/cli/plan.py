@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import DeviceKindsAllowed, PrecisionsAllowed, RuntimesAllowed, database
+from app.cli.common import DeviceKindOption, PrecisionOption, RuntimeOption, database
 from app.contracts import Task
 
 
@@ -41,9 +41,9 @@ def plan(
         str | None,
         typer.Option(help="A declared cluster (hwadvisor clusters list): its network and devices per system."),
     ] = None,
-    precision: PrecisionsAllowed = None,
-    runtime: RuntimesAllowed = None,
-    device_kind: DeviceKindsAllowed = None,
+    precision: PrecisionOption = None,
+    runtime: RuntimeOption = None,
+    device_kind: DeviceKindOption = None,
     owned: Annotated[
         bool, typer.Option("--owned", help="Only hardware the lab owns (default: the catalog too).")
     ] = False,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import DeviceKindsAllowed, PrecisionsAllowed, RuntimesAllowed, database
+from app.cli.common import DeviceKindOption, PrecisionOption, RuntimeOption, database
 from app.contracts import Task
 from app.errors import NotFoundError
 
@@ -29,9 +29,9 @@ def recommend(
     slo_ms: Annotated[float | None, typer.Option(min=0.001, help="p99 latency SLO in ms.")] = None,
     min_throughput: Annotated[float | None, typer.Option(min=0.001, help="Samples/s the system must reach.")] = None,
     max_price: Annotated[float | None, typer.Option(min=1, help="USD for all devices.")] = None,
-    precision: PrecisionsAllowed = None,
-    runtime: RuntimesAllowed = None,
-    device_kind: DeviceKindsAllowed = None,
+    precision: PrecisionOption = None,
+    runtime: RuntimeOption = None,
+    device_kind: DeviceKindOption = None,
     catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,
     variants: Annotated[
         bool,
