@@ -60,9 +60,9 @@ from app.catalog import CatalogHardware, load, reference
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
 from app.perfmodel import bands, calibrate, lab_levels, mlperf_power, references, runtime_pairs
-from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
+from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict, traffic_group
 from app.perfmodel.device import device
-from app.perfmodel.model import Params
+from app.perfmodel.model import Case, Params, steps
 from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.profile import Profile
@@ -452,9 +452,10 @@ def forward_diagnosis(
 ) -> list[str]:
     """The forward test (``ahead``, by ``fitted`` calibrated on the published rows ``gpu``) taken apart
     against v2_2025's own H100 SXM5 (never fitted): whether the rerun's stack moved (its H100 over Lambda
-    2024's), each part's measured and modelled speed-up over the H100, and the least mean error a model
-    monotone in the catalog's specs and right on the H100 can have (every forward part has the H100's SMs,
-    clock and peaks or more, and more bandwidth)."""
+    2024's), each part's measured and modelled speed-up over the H100, for a part that differs from the
+    H100 in bandwidth alone the DRAM share of the H100's step its measured speed-up implies beside the
+    model's, and the least mean error a model monotone in the catalog's specs and right on the H100 can
+    have (every forward part has the H100's SMs, clock and peaks or more, and more bandwidth)."""
     h100 = median_per_part(v2_observations(datasets, catalog, V2_H100))
     before = {
         _column(o): o.throughput
@@ -465,22 +466,54 @@ def forward_diagnosis(
         "v2_2025's H100 SXM5 over Lambda 2024's: "
         + ", ".join(f"{key} {modelled[key][0] / before[key]:.2f}" for key in sorted(modelled) if key in before)
     ]
+    shares = dram_shares(h100, fitted)
     floors = []
     for o in ahead:
         if o.key not in modelled:
             continue
         measured_h100, predicted_h100 = modelled[o.key]
         floors.append(max(0.0, measured_h100 / o.measured - 1) * 100)
-        lines.append(
+        line = (
             f"{o.part} {o.key}: measured {o.measured / measured_h100:.2f}x the H100, "
             f"model {o.predicted / predicted_h100:.2f}x"
         )
+        faster = _bandwidth_alone(catalog, o.part, "h100-sxm5-80gb")
+        implied = (1 - measured_h100 / o.measured) / (1 - 1 / faster) if faster is not None else None
+        if implied is not None and 0 <= implied <= 1 and o.key in shares:  # below 0: slower than the H100
+            line += f"; DRAM share of the H100's step its gain implies {implied:.2f}, the model's {shares[o.key]:.2f}"
+        lines.append(line)
     if floors:
         lines.append(
             f"a model monotone in the specs and right on the H100 errs at least {statistics.fmean(floors):.1f}% "
             f"on average over these {len(floors)} cells"
         )
     return lines
+
+
+def dram_shares(observations: Sequence[Observation], fitted: Fit) -> dict[str, float]:
+    """Per column, the share of each observation's modelled step that is DRAM traffic (its stack's traffic
+    factor in)."""
+    cases = [
+        Case(o.profile, o.device, o.batch, o.runtime, o.threads, fitted.traffic.get(traffic_group(o.group), 1.0))
+        if o.group is not None
+        else Case(o.profile, o.device, o.batch, o.runtime, o.threads)
+        for o in observations
+    ]
+    return {_column(o): s.memory_s / s.seconds for o, s in zip(observations, steps(cases, fitted.params), strict=True)}
+
+
+def _bandwidth_alone(catalog: dict[str, CatalogHardware], part: str, base: str) -> float | None:
+    """``part``'s bandwidth over ``base``'s where that is all that differs between them (the H200 and the
+    H100 SXM5: the same SMs, clock, peaks within a rounding and power), None otherwise. Where a step is compute and DRAM
+    time added, a speed-up g over ``base`` then says the DRAM's share of ``base``'s step: (1 - 1/g) / (1 -
+    1/that ratio)."""
+    a, b = catalog[part], catalog[base]
+    same = ("sm_count", "boost_mhz", "tdp_w", "peak_fp16_tflops", "peak_tf32_tflops")
+    if not a.memory_bandwidth_gb_s or not b.memory_bandwidth_gb_s:
+        return None
+    if any(not math.isclose(getattr(a, f) or 0, getattr(b, f) or 0, rel_tol=1e-3) for f in same):
+        return None
+    return a.memory_bandwidth_gb_s / b.memory_bandwidth_gb_s
 
 
 def in_sample(observations: Sequence[Observation], out: Callable[[str], None]) -> None:
