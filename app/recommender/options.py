@@ -112,10 +112,9 @@ class TableCache:
                 self._tables.move_to_end(key)
                 return found
             building = self._building.get(key)
-            mine = building is None
             if building is None:
-                building = self._building[key] = _Building()
-        if not mine:
+                mine = self._building[key] = _Building()
+        if building is not None:
             if building.builder == threading.get_ident():
                 return build()  # asked again while building it (never so far): waiting would never end
             return building.wait()  # the builder's table, or its error: the same inputs fail the same way
@@ -126,20 +125,19 @@ class TableCache:
             # (reference counting still frees them when the table is dropped; they make no cycles).
             gc.collect()
             gc.freeze()
+            with self._lock:
+                self._tables[key] = table
+                while len(self._tables) > self.size:
+                    self._tables.popitem(last=False)
+            mine.table = table
+            return table
         except BaseException as error:
-            building.error = error
+            mine.error = error
+            raise
+        finally:  # the waiters go, with the table or the error, whichever way the build ended
             with self._lock:
                 del self._building[key]
-            building.done.set()
-            raise
-        with self._lock:
-            self._tables[key] = table
-            while len(self._tables) > self.size:
-                self._tables.popitem(last=False)
-            del self._building[key]
-        building.table = table
-        building.done.set()
-        return table
+            mine.done.set()
 
     def clear(self) -> None:
         with self._lock:
