@@ -60,10 +60,10 @@ from app.catalog import CatalogHardware, load, reference
 from app.catalog.published import shipped
 from app.contracts import Precision, PublicResult, Task
 from app.perfmodel import bands, calibrate, lab_levels, mlperf_power, references, runtime_pairs
-from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict, traffic_group
+from app.perfmodel.calibrate import Fit, Observation, fit, leave_one_part_out, predict
 from app.perfmodel.device import device
-from app.perfmodel.model import Case, Params, steps
-from app.perfmodel.observations import from_public, group_of, median_per_part, per_sample
+from app.perfmodel.model import Params, steps
+from app.perfmodel.observations import case_of, from_public, group_of, median_per_part, per_sample
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.profile import Profile
 from app.perfmodel.profile import shipped as profiles
@@ -493,12 +493,7 @@ def forward_diagnosis(
 def dram_shares(observations: Sequence[Observation], fitted: Fit) -> dict[str, float]:
     """Per column, the share of each observation's modelled step that is DRAM traffic (its stack's traffic
     factor in)."""
-    cases = [
-        Case(o.profile, o.device, o.batch, o.runtime, o.threads, fitted.traffic.get(traffic_group(o.group), 1.0))
-        if o.group is not None
-        else Case(o.profile, o.device, o.batch, o.runtime, o.threads)
-        for o in observations
-    ]
+    cases = [case_of(o, fitted.traffic) for o in observations]
     return {_column(o): s.memory_s / s.seconds for o, s in zip(observations, steps(cases, fitted.params), strict=True)}
 
 

@@ -152,9 +152,7 @@ def system_errors(observations: Sequence[Observation], params: Params, traffic: 
     for o in observations:
         by[(o.device.id, o.group, o.profile.workload, o.profile.precision.value, o.batch)].append(o)
     systems = [group for group in by.values() if len(group) > 1]
-    cases = [
-        Case(o.profile, o.device, o.batch, o.runtime, o.threads, _traffic(o, traffic), o.streams) for o, *_ in systems
-    ]
+    cases = [case_of(o, traffic) for o, *_ in systems]
     errors: list[Error] = []
     for group, step in zip(systems, steps(cases, params) if cases else [], strict=True):
         which = regime(step.host_s, step.device_s)
@@ -167,5 +165,8 @@ def system_errors(observations: Sequence[Observation], params: Params, traffic: 
     return errors
 
 
-def _traffic(o: Observation, traffic: Mapping[str, float]) -> float:
-    return traffic.get(traffic_group(o.group), 1.0) if o.group is not None else 1.0
+def case_of(o: Observation, traffic: Mapping[str, float]) -> Case:
+    """The step ``o`` measured, as the model takes it: its stack's ``traffic`` factor in (its group's, 1
+    where none)."""
+    factor = traffic.get(traffic_group(o.group), 1.0) if o.group is not None else 1.0
+    return Case(o.profile, o.device, o.batch, o.runtime, o.threads, factor, o.streams)
