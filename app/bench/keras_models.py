@@ -212,7 +212,7 @@ def unbuildable(workload: Workload) -> str | None:
 def build(workload: Workload, size: Size = "standard") -> keras.Model:
     """The workload's model in Keras (in its variant, where ``unbuildable`` says it can be), seeded;
     at tiny size as shallow as the torch one (build_tiny)."""
-    from app.bench.workloads import bert_base_squad, bert_large_squad, distilbert, lstm
+    from app.bench.workloads import bert_base, bert_large_squad, distilbert, lstm
 
     reason = unbuildable(workload)
     if reason:
@@ -239,8 +239,8 @@ def build(workload: Workload, size: Size = "standard") -> keras.Model:
         hidden, layers, heads = bert_large_squad.HIDDEN, bert_large_squad.LAYERS, bert_large_squad.HEADS
     if name == "distilbert":
         layers = distilbert.TINY_LAYERS if size == "tiny" else distilbert.LAYERS
-    if size == "tiny" and name in ("bert_base_squad", "bert_large_squad"):
-        layers = bert_base_squad.TINY_LAYERS if name == "bert_base_squad" else bert_large_squad.TINY_LAYERS
+    if size == "tiny" and name in ("bert_base", "bert_base_squad", "bert_large_squad"):
+        layers = bert_large_squad.TINY_LAYERS if name == "bert_large_squad" else bert_base.TINY_LAYERS
     return bert(workload.vocabulary, hidden, layers, heads, sequence, distilled=name == "distilbert", pruned=pruned)
 
 

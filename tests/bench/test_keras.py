@@ -52,10 +52,11 @@ def test_cnns_have_the_torch_models_parameters(workload: str, size: str) -> None
     assert model.count_params() - models.trainable_parameters(model) == running
 
 
-def test_bert_has_the_torch_models_parameters() -> None:
-    """bert_base_squad at tiny size: BERT-base's layers (hidden 768, 12 heads), two of them."""
+@pytest.mark.parametrize("name", ["bert_base", "bert_base_squad"])
+def test_bert_has_the_torch_models_parameters(name: str) -> None:
+    """BERT-base at tiny size: its layers (hidden 768, 12 heads), two of them."""
     models = keras_models()
-    workload = workloads.get("bert_base_squad")()
+    workload = workloads.get(name)()
     assert models.trainable_parameters(models.build(workload, "tiny")) == count_parameters(workload.make("tiny"))
 
 

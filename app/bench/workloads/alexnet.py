@@ -24,3 +24,11 @@ class AlexNetWorkload(ImageWorkload):
         from app.bench.models.cnn import AlexNet
 
         return AlexNet()
+
+    def build_tiny(self) -> nn.Module:
+        """A quarter of every width: the tests exercise the layers, not their width, and PyTorch's fp16
+        convolution backward on a CPU is a slow fallback (a training step at batch 2 took 5.8 s at full
+        width on this project's two-core VM, 96% of it there)."""
+        from app.bench.models.cnn import AlexNet
+
+        return AlexNet(narrow=4)

@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
+TINY_LAYERS = 2
+"""The encoder layers of the tests' tiny BERTs: they exercise the architecture, not its depth."""
+
 
 @workloads.register
 class BertBaseWorkload(TokenWorkload):
@@ -27,6 +30,12 @@ class BertBaseWorkload(TokenWorkload):
         from app.bench.models.bert import BertForQuestionAnswering
 
         return BertForQuestionAnswering()
+
+    def build_tiny(self) -> nn.Module:
+        """TINY_LAYERS of BERT-base's layers (hidden 768, 12 heads)."""
+        from app.bench.models.bert import BertForQuestionAnswering
+
+        return BertForQuestionAnswering(layers=TINY_LAYERS)
 
     def targets(self, batch: int, size: Size = "standard") -> torch.Tensor:
         import torch

@@ -3,15 +3,8 @@ benchmark, which runs them) call ``bert_base_squad``. The model is bert_base's; 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app.bench.workloads.base import WorkloadInfo, workloads
 from app.bench.workloads.bert_base import BertBaseWorkload
-
-if TYPE_CHECKING:
-    from torch import nn
-
-TINY_LAYERS = 2
 
 
 @workloads.register
@@ -24,9 +17,3 @@ class BertBaseSquadWorkload(BertBaseWorkload):
         input_names=("input_ids",),
     )
     sequence = 384
-
-    def build_tiny(self) -> nn.Module:
-        """Two layers: the tests exercise the architecture, not its depth (bert_base has all twelve)."""
-        from app.bench.models.bert import BertForQuestionAnswering
-
-        return BertForQuestionAnswering(layers=TINY_LAYERS)
