@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.bench.cache import cache_root
+from app.bench.cache import cache_root, definitions_digest
 from app.bench.models.llama import NORM_EPS, ROPE_THETA
 from app.contracts import LlmShape, Precision
 
@@ -51,7 +51,9 @@ TRAINED_CONTEXT = 131_072
 def gguf_path(workload: LlmWorkload, size: Size, precision: Precision) -> Path:
     """The workload's GGUF in ``precision``, written on first use (and kept: a 1B model in fp32 is 5 GB)."""
     suffix = "-tiny" if size == "tiny" else ""
-    path = cache_root() / "gguf" / f"{workload.info.name}{suffix}-{STORED[precision].lower()}.gguf"
+    path = (
+        cache_root() / "gguf" / f"{workload.info.name}-{definitions_digest()}{suffix}-{STORED[precision].lower()}.gguf"
+    )
     if path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,9 @@ only ai-edge-litert. It runs in a child process (``python -m app.bench.litert_ex
 a converter crash (the int8 calibrator segfaults on some graphs) must be one config's error, not the
 end of the suite; TensorFlow started by a conversion would fix the bench process's thread pools
 for the keras runtimes (app/bench/tensorflow_support.py); and a big model's conversion takes GBs that
-a child gives back. Files are cached per workload, size, precision, TensorFlow version and a digest
-of app/bench/keras_models.py under the model cache (``HWADVISOR_CACHE_DIR``, default
-``$XDG_CACHE_HOME/hwadvisor``), like the ONNX exports.
+a child gives back. Files are cached per workload, size, precision, TensorFlow version and the digest
+of the zoo's definitions (app/bench/cache.py ``definitions_digest``) under the model cache
+(``HWADVISOR_CACHE_DIR``, default ``$XDG_CACHE_HOME/hwadvisor``), like the ONNX exports.
 
 Formats: fp32 as converted; fp16 stores float16 weights (``supported_types=[tf.float16]``); int8 is
 dynamic-range quantisation (int8 weights, activations quantised per batch as it runs: the converter's
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import io
 import os
 import subprocess
@@ -30,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from app.bench.cache import cache_root
+from app.bench.cache import cache_root, definitions_digest
 from app.bench.needs import TENSORFLOW
 from app.bench.variants.int8_static import CALIBRATION_SAMPLES
 from app.bench.workloads.base import SEED, Size, Workload
@@ -57,12 +56,6 @@ def model_path(workload: Workload, size: Size, form: str, batch: int) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         _convert_in_child(workload, size, form, batch, path)
     return path
-
-
-def definitions_digest() -> str:
-    """A digest of keras_models.py (read, not imported): a changed Keras definition converts again."""
-    source = Path(__file__).with_name("keras_models.py").read_bytes()
-    return hashlib.sha256(source).hexdigest()[:10]
 
 
 def _convert_in_child(workload: Workload, size: Size, form: str, batch: int, path: Path) -> None:

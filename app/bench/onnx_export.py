@@ -1,8 +1,9 @@
 """A workload as an ONNX file: exported from the torch model once, quantized on demand, cached.
 
 Every ONNX-based runtime (ONNX Runtime's providers; others that read ONNX) starts from here.
-Files are cached per workload (and model variant: a pruned model is its own export), size, opset
-and torch version under the model cache (``HWADVISOR_CACHE_DIR``, default
+Files are cached per workload (and model variant: a pruned model is its own export), size, opset,
+torch version and the digest of the zoo's definitions (app/bench/cache.py ``definitions_digest``: a
+changed model is exported again) under the model cache (``HWADVISOR_CACHE_DIR``, default
 ``$XDG_CACHE_HOME/hwadvisor``): the bench reads no server setting.
 
 Quantisation, for ONNX Runtime's int8: ``dynamic`` (int8 weights, activations quantised per batch
@@ -21,7 +22,7 @@ from typing import Any, Literal
 
 import torch
 
-from app.bench.cache import cache_root
+from app.bench.cache import cache_root, definitions_digest
 from app.bench.variants.int8_static import CALIBRATION_SAMPLES
 from app.bench.workloads.base import SEED, Size, Workload
 
@@ -37,7 +38,7 @@ def model_path(workload: Workload, size: Size = "standard", *, quantised: Quanti
     """The cached ONNX file for a workload (in its model variant), exported (and quantized) on first use."""
     version = torch.__version__.replace("+", "_")
     suffix = ("-tiny" if size == "tiny" else "") + {None: "", "dynamic": "-int8", "static": "-int8-static"}[quantised]
-    path = cache_dir() / f"{workload.cache_name}-opset{OPSET}-torch{version}{suffix}.onnx"
+    path = cache_dir() / f"{workload.cache_name}-opset{OPSET}-torch{version}-{definitions_digest()}{suffix}.onnx"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         if quantised == "dynamic":

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
-from app.bench.cache import cache_root
+from app.bench.cache import cache_root, definitions_digest
 from app.bench.config import BenchConfig
 from app.bench.precision import cpu_unsupported
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
@@ -147,7 +147,8 @@ def quantised_path(workload: Workload, size: Size) -> Path:
 
     version = openvino.get_version().split("-")[0].replace("+", "_")
     suffix = "-tiny" if size == "tiny" else ""
-    path = cache_root() / "openvino" / f"{workload.cache_name}-opset{OPSET}-ov{version}{suffix}-int8-static.xml"
+    name = f"{workload.cache_name}-opset{OPSET}-ov{version}-{definitions_digest()}{suffix}-int8-static.xml"
+    path = cache_root() / "openvino" / name
     if path.is_file() and path.with_suffix(".bin").is_file():
         return path
     import nncf
