@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from pathlib import Path
 
 DEFINITIONS = ("models", "workloads", "variants", "keras_models.py")
@@ -38,3 +39,17 @@ def digest_of(bench: Path) -> str:
             digest.update(source.relative_to(bench).as_posix().encode())
             digest.update(source.read_bytes())
     return digest.hexdigest()[:10]
+
+
+def forget_stale(path: Path) -> None:
+    """Delete what ``path``, just made, replaces: the same file (workload, size, form, versions) made from
+    other definitions, whose name has another digest or none (before the digest named them). The cache
+    would otherwise keep every one of them (a 1B language model's GGUF in fp32 is 5 GB)."""
+    digest = definitions_digest()
+    before, found, after = path.name.partition(f"-{digest}")
+    if not found:
+        return
+    stale = re.compile(re.escape(before) + r"(?:-[0-9a-f]{10})?" + re.escape(after) + r"\Z")
+    for sibling in path.parent.iterdir():
+        if sibling.name != path.name and stale.match(sibling.name):
+            sibling.unlink(missing_ok=True)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.bench.cache import cache_root, definitions_digest
+from app.bench.cache import cache_root, definitions_digest, forget_stale
 from app.bench.models.llama import NORM_EPS, ROPE_THETA
 from app.contracts import LlmShape, Precision
 
@@ -61,6 +61,7 @@ def gguf_path(workload: LlmWorkload, size: Size, precision: Precision) -> Path:
         made = Path(scratch) / path.name
         write(workload.make(size), workload.shape(size), precision, made)
         made.replace(path)
+    forget_stale(path)
     return path
 
 

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from app.bench.cache import cache_root, definitions_digest
+from app.bench.cache import cache_root, definitions_digest, forget_stale
 from app.bench.needs import TENSORFLOW
 from app.bench.variants.int8_static import CALIBRATION_SAMPLES
 from app.bench.workloads.base import SEED, Size, Workload
@@ -55,6 +55,7 @@ def model_path(workload: Workload, size: Size, form: str, batch: int) -> Path:
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         _convert_in_child(workload, size, form, batch, path)
+        forget_stale(path)
     return path
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import torch
 
-from app.bench.cache import cache_root, definitions_digest
+from app.bench.cache import cache_root, definitions_digest, forget_stale
 from app.bench.variants.int8_static import CALIBRATION_SAMPLES
 from app.bench.workloads.base import SEED, Size, Workload
 
@@ -47,6 +47,7 @@ def model_path(workload: Workload, size: Size = "standard", *, quantised: Quanti
             _quantize_static(model_path(workload, size), path, calibration_feeds(workload, size))
         else:
             _export(workload, size, path)
+        forget_stale(path)
     return path
 
 

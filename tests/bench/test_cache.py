@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import app.bench
-from app.bench.cache import DEFINITIONS, definitions_digest, digest_of
+from app.bench.cache import DEFINITIONS, definitions_digest, digest_of, forget_stale
 from app.bench.onnx_export import model_path
 from app.bench.workloads import get_workload
 
@@ -47,3 +47,32 @@ def test_the_onnx_export_is_named_by_the_digest(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path))
     path = model_path(get_workload("fcn_s"), "tiny")
     assert definitions_digest() in path.name and path.is_file()
+
+
+def test_a_file_made_anew_deletes_what_it_replaces_and_nothing_else(tmp_path: Path) -> None:
+    digest = definitions_digest()
+    made = tmp_path / f"resnet50-opset17-torch2.13.0-{digest}-tiny.onnx"
+    stale = ["resnet50-opset17-torch2.13.0-0123456789-tiny.onnx", "resnet50-opset17-torch2.13.0-tiny.onnx"]
+    kept = [
+        f"resnet50-opset17-torch2.13.0-{digest}-tiny-int8.onnx",  # another form
+        "resnet50-opset17-torch2.13.0-0123456789-tiny-int8.onnx",  # another form's own stale file: its own turn
+        f"resnet50-opset17-torch2.12.0-{digest}-tiny.onnx",  # another torch
+        f"resnet50-pruned-50-opset17-torch2.13.0-{digest}-tiny.onnx",  # another variant
+        "resnet50-opset17-torch2.13.0-0123456789.onnx",  # another size
+    ]
+    for name in [made.name, *stale, *kept]:
+        (tmp_path / name).write_bytes(b"")
+    forget_stale(made)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, *kept])
+
+
+def test_exporting_again_after_a_definition_changed_leaves_one_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path))
+    workload = get_workload("fcn_s")
+    path = model_path(workload, "tiny")
+    older = path.with_name(path.name.replace(definitions_digest(), "0123456789"))
+    path.rename(older)  # as an earlier version of the definitions left it
+    assert model_path(workload, "tiny") == path and path.is_file()
+    assert [p.name for p in path.parent.iterdir()] == [path.name]

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
-from app.bench.cache import cache_root, definitions_digest
+from app.bench.cache import cache_root, definitions_digest, forget_stale
 from app.bench.config import BenchConfig
 from app.bench.precision import cpu_unsupported
 from app.bench.runtimes.base import Prepared, Runtime, RuntimeInfo, runtimes
@@ -164,4 +164,6 @@ def quantised_path(workload: Workload, size: Size) -> Path:
         openvino.save_model(quantised, str(made))
         made.with_suffix(".bin").replace(path.with_suffix(".bin"))  # the weights first: the .xml says it is done
         made.replace(path)
+    forget_stale(path)
+    forget_stale(path.with_suffix(".bin"))
     return path
