@@ -162,7 +162,7 @@ class ResNetCifar(nn.Module):
 
 class AlexNet(nn.Module):
     """``narrow`` divides every width (the convolutions' channels, the classifier's 4096): the tests' tiny
-    model keeps the layers and the 224-pixel input its 6x6 pool needs, at a sixteenth of the work."""
+    model (4) keeps the layers and the 224-pixel input its 6x6 pool needs, at about a sixteenth of the work."""
 
     def __init__(self, classes: int = IMAGENET_CLASSES, narrow: int = 1) -> None:
         super().__init__()
