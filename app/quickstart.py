@@ -126,9 +126,9 @@ def measure_quick(spec: MachineSpec, echo: Callable[[str], None], suite_name: st
 
 def first_recommendation(db: Database, workload: str = "resnet50") -> str:
     """What the recommender says now: this machine's configs ranked, then catalog hardware beside
-    them (the answers of `hwadvisor recommend resnet50` and `... --catalog`)."""
+    them (the answers of `hwadvisor recommend resnet50 --owned` and `hwadvisor recommend resnet50`)."""
     parts = []
-    for scope, command in ((Scope.owned, ""), (Scope.catalog, " --catalog")):
+    for scope, command in ((Scope.owned, " --owned"), (Scope.catalog, "")):
         spec = WorkloadSpec(workload=workload, scope=scope, limit=5)
         with db.reading() as session:
             answer = recommend(session, spec)

@@ -32,7 +32,12 @@ def recommend(
     precision: PrecisionOption = None,
     runtime: RuntimeOption = None,
     device_kind: DeviceKindOption = None,
-    catalog: Annotated[bool, typer.Option("--catalog", help="Also hardware nobody here owns yet.")] = False,
+    catalog: Annotated[
+        bool,
+        typer.Option(
+            "--catalog/--owned", help="Also hardware nobody here owns yet (the default), or the lab's machines alone."
+        ),
+    ] = True,
     variants: Annotated[
         bool,
         typer.Option("--variants", help="Also model variants the lab measured (speed only: pruned, int8-static...)."),

@@ -205,7 +205,11 @@ class WorkloadSpec(Strict):
         default="throughput", description="An objective's name (GET /api/v1/registry lists them; unknown: 422)."
     )
     constraints: Constraints = Field(default_factory=Constraints)
-    scope: Scope = Scope.owned
+    scope: Scope = Field(
+        default=Scope.catalog,
+        description="catalog (the default): the lab's machines and every catalog part nobody here owns yet, "
+        "predicted where nothing measured it; owned: the lab's machines alone.",
+    )
     electricity_usd_per_kwh: NonNegative = Field(default=0.15, le=10, description="For cost per million samples.")
     amortisation_years: float = Field(default=3.0, ge=0.1, le=20, description="Hardware price spread over this life.")
     limit: int = Field(default=50, ge=1, le=1000, description="At most this many ranked candidates.")

@@ -133,8 +133,8 @@ def _score(spec: WorkloadSpec, e: Guess, price: Price | None, system_throughput:
 
 
 OWNED_ONLY = (
-    "only the lab's own hardware was asked (scope owned), and none of it meets the constraints: scope catalog "
-    "(the CLI's --catalog) adds every catalog part nobody here owns yet, predicted where nothing measured it"
+    "only the lab's own hardware was asked (scope owned; the CLI's --owned), and none of it meets the constraints: "
+    "scope catalog (the default) adds every catalog part nobody here owns yet, predicted where nothing measured it"
 )
 
 

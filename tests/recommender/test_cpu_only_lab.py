@@ -58,12 +58,28 @@ def ask(api: Api, workload: str) -> dict[str, Any]:
 
 def test_asking_only_the_labs_own_hardware_for_a_gpu_says_how_to_ask_the_catalog(api: Api) -> None:
     cpu_only_lab(api)
-    body = {"workload": "resnet50", "constraints": {"power_budget_w": BUDGET_W, "device_kinds": ["cuda"]}}
+    body = {
+        "workload": "resnet50",
+        "scope": "owned",
+        "constraints": {"power_budget_w": BUDGET_W, "device_kinds": ["cuda"]},
+    }
     response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))
     assert response.status_code == 200, response.text
     answer = response.json()
     assert answer["query"]["scope"] == "owned" and answer["candidates"] == []
     assert OWNED_ONLY in answer["notes"]
+    # asked as a user first asks, without a scope: the catalog's GPUs under the budget, predicted
+    unscoped = {
+        "workload": "resnet50",
+        "batch_size": 32,
+        "constraints": {"power_budget_w": BUDGET_W, "device_kinds": ["cuda"], "runtimes": ["torch-eager"]},
+        "limit": 1000,
+    }
+    response = api.client.post("/api/v1/recommendations", json=unscoped, headers=api.bearer(api.token("readonly")))
+    answer = response.json()
+    assert answer["query"]["scope"] == "catalog" and OWNED_ONLY not in answer["notes"]
+    listed = {c["hardware"]["catalog_id"] for c in answer["candidates"]}
+    assert listed >= GPUS_UNDER_BUDGET
     # the lab's CPU answers the same ask without a device kind: no such note
     del body["constraints"]["device_kinds"]  # type: ignore[attr-defined]
     response = api.client.post("/api/v1/recommendations", json=body, headers=api.bearer(api.token("readonly")))

@@ -115,7 +115,7 @@ def test_the_recommender_sees_the_pinned_part(api: Api) -> None:
     machine_id, token = api.enroll(spec)
     results = [measured(8, 70, 120, device="cpu", runtime="onnxruntime-cpu", precision="fp32", threads=4)]
     assert api.post_run(token, run_report(spec, results=results)).status_code == 201
-    body = {"workload": "resnet50", "batch_size": 8, "constraints": {"runtimes": ["onnxruntime-cpu"]}}
+    body = {"workload": "resnet50", "scope": "owned", "batch_size": 8, "constraints": {"runtimes": ["onnxruntime-cpu"]}}
 
     def hardware() -> dict[str, Any]:
         answer = api.client.post("/api/v1/recommendations", json=body, headers=api.admin).json()
