@@ -25,6 +25,8 @@ class OwnedDevice(NamedTuple):
     kind: str
     name: str
     catalog_id: str | None
+    isa_features: str | None
+    """A CPU's, space-separated, as its probe listed them (DeviceRow.isa_features)."""
 
 
 class LabMeasurement(NamedTuple):
@@ -50,9 +52,17 @@ class LabMeasurement(NamedTuple):
 
 def _fleet(machine_id: Any) -> Select[Any]:
     """Every device of every machine that is not retired: its machine (``machine_id`` as selected),
-    hostname, device id, kind, name and catalog id."""
+    hostname, device id, kind, name, catalog id and ISA features."""
     return (
-        select(machine_id, Machine.hostname, DeviceRow.device_id, DeviceRow.kind, DeviceRow.name, DeviceRow.catalog_id)
+        select(
+            machine_id,
+            Machine.hostname,
+            DeviceRow.device_id,
+            DeviceRow.kind,
+            DeviceRow.name,
+            DeviceRow.catalog_id,
+            DeviceRow.isa_features,
+        )
         .join(Machine, Machine.id == DeviceRow.machine_id)
         .where(Machine.retired_at.is_(None))
     )

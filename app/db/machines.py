@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, delete, func, not_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
-from app.contracts import AgentState, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
+from app.contracts import AgentState, DeviceKind, Heartbeat, MachineRead, MachineSpec, MachineStatus, Page, TokenKind
 from app.db import catalog, catalog_pins, tokens
 from app.db.models import DeviceRow, Machine, Run, SpecSnapshot, utcnow
 from app.errors import AuthError, ConflictError, ForbiddenError, NotFoundError
@@ -71,6 +71,7 @@ def _sync_devices(machine: Machine, spec: MachineSpec) -> None:
         row.uuid = device.nvidia.uuid if device.nvidia else None
         row.memory_total_mb = device.memory_total_mb
         row.catalog_id = held[device.id].catalog_id if device.id in held else device.catalog_id
+        row.isa_features = " ".join(spec.cpu.isa_features) if device.kind is DeviceKind.cpu else None
 
 
 def _take_fingerprint(session: Session, machine: Machine, fingerprint: str) -> None:

@@ -127,6 +127,9 @@ class DeviceRow(Base):
     uuid: Mapped[str | None] = mapped_column(String(200))
     memory_total_mb: Mapped[float | None] = mapped_column(Float)
     catalog_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    isa_features: Mapped[str | None] = mapped_column(Text)
+    """A CPU's ISA features as its probe listed them, space-separated (app/catalog/probed.py bounds its
+    part's peaks by them); None for a GPU, and for a CPU whose spec predates the column."""
 
     machine: Mapped[Machine] = relationship(back_populates="devices")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
+from app.catalog.probed import AVX2_FLOP_PER_CYCLE  # the rate of the kernels MKL runs on an AMD CPU
 from app.contracts import Precision
 
 _PEAK_FIELD = {
@@ -45,10 +46,6 @@ def mkl_on_amd(hardware: CatalogHardware) -> bool:
     "AuthenticAMD"), where MKL takes its code for other vendors' CPUs: AVX2 kernels (``blas_share``) and
     a one-row product on one thread (app/perfmodel/generation.py ``one_thread_rows``)."""
     return hardware.kind == "cpu" and "amd" in hardware.vendor.lower()
-
-
-AVX2_FLOP_PER_CYCLE = 32.0
-"""FP32 FLOPs per cycle of two 256-bit FMA pipes: the rate of the kernels MKL runs on an AMD CPU."""
 
 
 def blas_share(hardware: CatalogHardware, precision: Precision) -> float:

@@ -25,6 +25,7 @@ DL_FEATURES_X86 = (
     "amx_tile",
     "amx_bf16",
     "amx_int8",
+    "amx_fp16",
 )
 DL_FEATURES_ARM = ("asimd", "asimddp", "asimdhp", "fphp", "sve", "sve2", "bf16", "svebf16", "i8mm", "svei8mm", "sme")
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from sqlalchemy.orm import Session
 
 from app.catalog import CatalogHardware
+from app.catalog.probed import as_probed
 from app.contracts import DeviceKind, HardwareRef, PowerSource, Precision, Task
 from app.db import catalog as public_results
 from app.db import clusters
@@ -76,7 +77,11 @@ def owned_hardware(session: Session, catalog: dict[str, CatalogHardware]) -> lis
 
 
 def _owned(device: OwnedDevice, catalog: dict[str, CatalogHardware]) -> Hardware:
+    """The device with its catalog part, a CPU's peaks bounded by what its probe found (a VM may hide
+    its host's AMX or AVX-512: app/catalog/probed.py)."""
     spec = catalog.get(device.catalog_id) if device.catalog_id else None
+    if spec is not None and device.isa_features is not None:
+        spec = as_probed(spec, device.isa_features.split())
     ref = HardwareRef(
         name=spec.name if spec else device.name,
         kind=DeviceKind(device.kind),

@@ -113,8 +113,9 @@ def _modelled(f: Figures) -> str:
         if streamed >= 0.5 * f["memory_ms"] > 0
         else ""
     )
+    probed = f" as this device's probe bounds them ({f['probed']})" if f.get("probed") else ""
     return (
-        f"modelled from the {f['workload']} operator profile on the catalog's specs: "
+        f"modelled from the {f['workload']} operator profile on the catalog's specs{probed}: "
         f"{bound.get(f['bound'], f['bound'])}, step {f['step_ms']:,.2f} ms (compute {f['compute_ms']:,.2f} ms, "
         f"memory {f['memory_ms']:,.2f} ms{at_sms}, host {f['host_ms']:,.2f} ms), calibrated by {f['calibrated_by']}"
         f"{' at batches far from this one' if f.get('beyond') else ''}; "

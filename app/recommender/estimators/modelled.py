@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from app.catalog import CatalogHardware
+from app.catalog.probed import bounded
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
 from app.perfmodel import lab_levels
 from app.perfmodel.bands import as_pct, in_regime
@@ -425,6 +427,12 @@ def _plain(hardware: Hardware, config: Config, evidence: Evidence, own: bool, re
     return Modelled.estimate(hardware, replace(config, precision=plain), evidence)
 
 
+def _bounded(spec: CatalogHardware, precision: Precision) -> list[str]:
+    """The probe's bounds on ``spec`` a figure at ``precision`` runs into: its own peak's, and fp32's
+    (every precision's plain vector work), in words (app/catalog/probed.py)."""
+    return [said for said in bounded(spec) if said.split("_")[0] in (precision.value, Precision.fp32.value)]
+
+
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
     assert hardware.spec is not None
     if _why_not(hardware, config, evidence) is not None:
@@ -515,6 +523,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             "factor": factor,
             "error_pct": error_pct,
             "beyond": int(far),  # 1: far beyond the batches measured (a band of its own)
+            **({"probed": "; ".join(probed)} if (probed := _bounded(hardware.spec, config.precision)) else {}),
         },
     )
     reasons = [why, *power_reasons]

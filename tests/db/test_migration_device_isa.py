@@ -1,0 +1,83 @@
+"""Migration 0012 (a CPU device's ISA features): each CPU device stored before takes its machine's
+latest spec snapshot's features; a GPU takes none."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import MetaData, create_engine, inspect
+
+from app.db import migrate
+from tests.conftest import BACKENDS, ScratchDatabases
+from tests.db.test_migrations import _rows
+
+
+def _spec(features: list[str]) -> dict[str, object]:
+    return {"cpu": {"model_name": "Intel Xeon Processor", "isa_features": features}}
+
+
+def _insert_devices(url: str) -> None:
+    """Two machines as revision 0011 stored them: one with two spec snapshots (the later one without
+    AMX), a CPU and a GPU; one whose only snapshot predates the probe's features (none listed)."""
+    engine = create_engine(url)
+    now = datetime.now(UTC)
+    first, second = uuid.uuid4().hex, uuid.uuid4().hex
+    try:
+        tables = MetaData()
+        tables.reflect(engine)
+        with engine.begin() as connection:
+            connection.execute(
+                tables.tables["machines"].insert(),
+                [
+                    {"id": m, "fingerprint": m, "hostname": m[:6], "status": "online", "labels": {}, "created_at": now}
+                    for m in (first, second)
+                ],
+            )
+            connection.execute(
+                tables.tables["spec_snapshots"].insert(),
+                [
+                    {"id": 1, "machine_id": first, "spec_hash": "a", "spec": _spec(["avx512f", "amx_bf16"]),
+                     "created_at": now - timedelta(days=1)},
+                    {"id": 2, "machine_id": first, "spec_hash": "b", "spec": _spec(["avx512f", "avx512_bf16"]),
+                     "created_at": now},
+                    {"id": 3, "machine_id": second, "spec_hash": "c", "spec": {"cpu": {}}, "created_at": now},
+                ],
+            )  # fmt: skip
+            connection.execute(
+                tables.tables["devices"].insert(),
+                [
+                    {"machine_id": first, "device_id": "cpu", "kind": "cpu", "name": "Intel Xeon Processor"},
+                    {"machine_id": first, "device_id": "cuda:0", "kind": "cuda", "name": "NVIDIA H100"},
+                    {"machine_id": second, "device_id": "cpu", "kind": "cpu", "name": "AMD EPYC"},
+                ],
+            )
+    finally:
+        engine.dispose()
+
+
+def _device_columns(url: str) -> set[str]:
+    engine = create_engine(url)
+    try:
+        return {column["name"] for column in inspect(engine).get_columns("devices")}
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cpu_devices_stored_before_take_their_latest_snapshots_features(
+    backend: str, scratch: ScratchDatabases
+) -> None:
+    url = scratch.new(backend)
+    migrate.upgrade(url, "0011")
+    _insert_devices(url)
+    migrate.upgrade(url, "0012")
+    assert _rows(url, "SELECT name, kind, isa_features FROM devices") == {
+        ("Intel Xeon Processor", "cpu", "avx512f avx512_bf16"),
+        ("NVIDIA H100", "cuda", None),
+        ("AMD EPYC", "cpu", None),
+    }
+    migrate.downgrade(url, "0011")
+    assert "isa_features" not in _device_columns(url)
+    assert len(_rows(url, "SELECT machine_id, device_id FROM devices")) == 3
