@@ -7,10 +7,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import MetaData, create_engine, inspect
+from sqlalchemy import MetaData, create_engine
 
 from app.db import migrate
 from tests.conftest import BACKENDS, ScratchDatabases
+from tests.db.test_migration_sessions import _columns
 from tests.db.test_migrations import _rows
 
 
@@ -57,14 +58,6 @@ def _insert_devices(url: str) -> None:
         engine.dispose()
 
 
-def _device_columns(url: str) -> set[str]:
-    engine = create_engine(url)
-    try:
-        return {column["name"] for column in inspect(engine).get_columns("devices")}
-    finally:
-        engine.dispose()
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cpu_devices_stored_before_take_their_latest_snapshots_features(
     backend: str, scratch: ScratchDatabases
@@ -79,5 +72,5 @@ def test_cpu_devices_stored_before_take_their_latest_snapshots_features(
         ("AMD EPYC", "cpu", None),
     }
     migrate.downgrade(url, "0011")
-    assert "isa_features" not in _device_columns(url)
+    assert "isa_features" not in _columns(url, "devices")
     assert len(_rows(url, "SELECT machine_id, device_id FROM devices")) == 3
