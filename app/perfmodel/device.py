@@ -74,6 +74,23 @@ def peak(hardware: CatalogHardware, precision: Precision) -> float | None:
     return getattr(hardware, field) if field else None
 
 
+TILE_UNIT_TIMES_FP32 = 8.0
+"""A CPU precision whose peak is more than this many times the FP32 FMAs' runs on tile units (AMX:
+bf16 at 16x, int8 at 32x); at or below, on the vector units (AVX512_BF16 2x, VNNI int8 4x)."""
+
+
+def matrix_unit(hardware: CatalogHardware, precision: Precision) -> str | None:
+    """What a CPU's ``precision`` runs on: 'tile' (AMX) or 'vector' (AVX-512, VNNI, AVX2); None for
+    fp32, for a GPU, and where the catalog lacks the peak. Eager PyTorch reaches very different shares
+    of the two (an Emerald Rapids VM without AMX ran bf16 at 0.57-0.84x its fp32 where the model, at
+    AVX512_BF16's rate, puts 1.7-1.9x), so a lab correction measured on one never calibrates the other
+    (app/recommender/estimators/modelled.py ``lab_correction``)."""
+    given, fp32 = peak(hardware, precision), hardware.peak_fp32_tflops
+    if hardware.kind != "cpu" or precision is Precision.fp32 or not given or not fp32:
+        return None
+    return "tile" if given > TILE_UNIT_TIMES_FP32 * fp32 else "vector"
+
+
 @dataclass(frozen=True, slots=True)
 class Device:
     """A catalog part in the model's units (FLOP/s, bytes/s, bytes, watts)."""

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from app.catalog import CatalogHardware, get, load
 from app.catalog.probed import PROBED_SUFFIX, as_probed, bounded
+from app.contracts import Precision
+from app.perfmodel.device import matrix_unit
 from app.probes.cpu import DL_FEATURES_ARM, DL_FEATURES_X86
 
 EMERALD = "xeon-platinum-8580"
@@ -73,3 +75,14 @@ def test_a_probe_only_ever_lowers_a_peak(part: CatalogHardware, features: set[st
         if before is not None and after is not None:
             assert after <= before * 1.000001
     assert (probed is part) == (not bounded(probed))
+
+
+def test_which_matrix_unit_a_precision_runs_on() -> None:
+    """AMX's tiles for the part as sold, the vector units once the probe bounds it; fp32 and GPUs: none."""
+    part = get(EMERALD)
+    assert matrix_unit(part, Precision.bf16) == matrix_unit(part, Precision.int8) == "tile"
+    probed = as_probed(part, NO_AMX)
+    assert matrix_unit(probed, Precision.bf16) == matrix_unit(probed, Precision.int8) == "vector"
+    assert matrix_unit(get("epyc-9654"), Precision.bf16) == "vector"  # Zen 4's AVX512_BF16
+    assert matrix_unit(part, Precision.fp32) is None and matrix_unit(part, Precision.fp16) is None  # no fp16 peak
+    assert matrix_unit(get("h100-sxm5-80gb"), Precision.bf16) is None

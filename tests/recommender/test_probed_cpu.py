@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from app.contracts import MachineSpec
-from testkit.factories import Api
-from testkit.lab import cpu_machine
+from testkit.factories import Api, run_report
+from testkit.lab import cpu_machine, measured
 from tests.catalog.test_probed import EMERALD, NO_AMX, SAPPHIRE_VM
 from tests.server.test_catalog_pins import beat, pin
 
@@ -61,3 +61,33 @@ def test_a_vm_hiding_amx_is_modelled_without_it_until_its_probe_finds_it(api: Ap
     assert predicted(api, hidden, "bf16")["throughput_samples_per_s"] == pytest.approx(
         with_amx["throughput_samples_per_s"]
     )
+
+
+def catalog_figure(api: Api, catalog_id: str) -> dict[str, Any]:
+    body = {
+        "catalog_id": catalog_id,
+        "workload": "resnet50",
+        "task": "infer",
+        "runtime": "torch-eager",
+        "precision": "bf16",
+        "batch_size": 8,
+    }
+    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def test_bf16_measured_without_amx_calibrates_vector_parts_and_never_amx_ones(api: Api) -> None:
+    """The VM without AMX measured eager bf16 below its fp32, as session 41's did: its ratio calibrates
+    a part whose bf16 runs on the vector units too (Cooper Lake's AVX512_BF16), never an AMX part's."""
+    _, token, spec = enrolled(api, "node-no-amx", NO_AMX)
+    ran = [
+        measured(8, throughput, 100, device="cpu", runtime="torch-eager", precision=precision, threads=16)
+        for precision, throughput in (("bf16", 12.0), ("fp32", 15.0))
+    ]
+    assert api.post_run(token, run_report(spec, results=ran)).status_code == 201
+    amx = catalog_figure(api, EMERALD)  # the part as sold: AMX bf16
+    vector = catalog_figure(api, "xeon-gold-6330h")  # Cooper Lake: AVX512_BF16, no AMX
+    assert vector["references"] and all("node-no-amx" in r for r in vector["references"])
+    assert not amx["references"] and "lab device" not in amx["explanation"]

@@ -51,6 +51,8 @@ class Ratios:
     kind: str
     hardware: Hardware
     threads: int | None
+    unit: str | None = None
+    """A CPU's matrix unit at the precision (app/perfmodel/device.py ``matrix_unit``)."""
     points: list[tuple[int, float]] = field(default_factory=list)
     timed: list[Timed] = field(default_factory=list)
 
@@ -106,7 +108,8 @@ class RatiosAt:
     parts: set[str]
     """Every part a device of them is (lab's and reference runs')."""
     reference_parts: set[str]
-    made: dict[str | None, Calibrating | None]
+    made: dict[tuple[str | None, str | None], Calibrating | None]
+    """Per part asked (None: any) and matrix unit."""
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, Reaso
 from app.perfmodel import lab_levels
 from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.calibrate import traffic_group
+from app.perfmodel.device import matrix_unit
 from app.perfmodel.generation import zoo_factor
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
@@ -136,6 +137,7 @@ def lab_correction(
     vendor: str | None = None,
     part: str | None = None,
     step: tuple[float, float] | None = None,
+    unit: str | None = None,
 ) -> LabCorrection | None:
     """The lab's measured / modelled ratio for this runtime and precision on devices of ``kind``
     (geometric mean over devices; a reference run's part is one), with the devices it stands on; None
@@ -147,12 +149,15 @@ def lab_correction(
     the batch unmoved. Where a reference run measured the target's own ``part``, it speaks for
     hwadvisor's runs alone (an H100 asked at a batch its run did not measure is that run's curve, not its
     mean with an H200's); the lab's devices always count, theirs being the lab's stack. A reference run's
-    part counts only for parts of its ``vendor`` (a stack is never carried across)."""
+    part counts only for parts of its ``vendor`` (a stack is never carried across). On a CPU only devices
+    whose precision runs on the target's matrix ``unit`` count (AMX's tiles or the vector units:
+    app/perfmodel/device.py ``matrix_unit``)."""
     at = _ratios_at(runtime, precision, kind, vendor, batch, evidence)
     own = part is not None and part in at.reference_parts
-    key = part if own else None
+    key = (part if own else None, unit)
     if key not in at.made:
-        chosen = [(d, r) for d, r in at.ratios if d.source == LAB or d.part == part] if own else at.ratios
+        alike = [(d, r) for d, r in at.ratios if d.unit == unit]
+        chosen = [(d, r) for d, r in alike if d.source == LAB or d.part == part] if own else alike
         correction = _mean(chosen, batch, runs_alone=own and all(d.source != LAB for d, _ in chosen))
         moving = _moving(chosen, (runtime, precision, kind, vendor), batch, evidence) if correction else ()
         at.made[key] = Calibrating(correction, moving) if correction is not None else None
@@ -247,8 +252,9 @@ def _measured_ratios(
                 if abs(ratio) > BROKEN_LOG_RATIO:
                     continue
                 b = modelled.breakdown
+                unit = matrix_unit(p.hardware.spec, precision)
                 found = per_device.setdefault(
-                    device, Ratios(label, source, p.hardware.spec.id, modelled.band_kind, p.hardware, p.threads)
+                    device, Ratios(label, source, p.hardware.spec.id, modelled.band_kind, p.hardware, p.threads, unit)
                 )
                 found.points.append((p.batch_size, ratio))
                 found.timed.append(Timed(b.host_s, b.device_s, b.seconds * modelled.throughput / p.throughput))
@@ -449,8 +455,9 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         step = (modelled.breakdown.host_s, modelled.breakdown.device_s)
 
         def measured_at(precision: Precision) -> LabCorrection | None:
+            unit = matrix_unit(hardware.spec, precision) if hardware.spec is not None else None
             return lab_correction(
-                config.runtime, precision, hardware.ref.kind, evidence, config.batch_size, vendor, part, step
+                config.runtime, precision, hardware.ref.kind, evidence, config.batch_size, vendor, part, step, unit
             )
 
         own = measured_at(config.precision)
