@@ -26,21 +26,20 @@ def enrolled(api: Api, hostname: str, features: list[str]) -> tuple[uuid.UUID, s
     return machine_id, token, spec
 
 
-def predicted(api: Api, machine_id: uuid.UUID, precision: str) -> dict[str, Any]:
-    body = {
-        "machine_id": str(machine_id),
-        "device": "cpu",
-        "workload": "resnet50",
-        "task": "infer",
-        "runtime": "torch-eager",
-        "precision": precision,
-        "batch_size": 32,
-        "threads": 16,
-    }
-    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
+def figure(api: Api, hardware: dict[str, str], precision: str, **config: Any) -> dict[str, Any]:
+    """POST /predictions for ResNet-50 inference in eager PyTorch on ``hardware`` (a lab device, or a
+    catalog part)."""
+    body = {"workload": "resnet50", "task": "infer", "runtime": "torch-eager", "precision": precision, **hardware}
+    response = api.client.post(
+        "/api/v1/predictions", json={"batch_size": 8, **body, **config}, headers=api.bearer(api.token("readonly"))
+    )
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+def predicted(api: Api, machine_id: uuid.UUID, precision: str) -> dict[str, Any]:
+    return figure(api, {"machine_id": str(machine_id), "device": "cpu"}, precision, batch_size=32, threads=16)
 
 
 def test_a_vm_hiding_amx_is_modelled_without_it_until_its_probe_finds_it(api: Api) -> None:
@@ -63,21 +62,6 @@ def test_a_vm_hiding_amx_is_modelled_without_it_until_its_probe_finds_it(api: Ap
     )
 
 
-def catalog_figure(api: Api, catalog_id: str) -> dict[str, Any]:
-    body = {
-        "catalog_id": catalog_id,
-        "workload": "resnet50",
-        "task": "infer",
-        "runtime": "torch-eager",
-        "precision": "bf16",
-        "batch_size": 8,
-    }
-    response = api.client.post("/api/v1/predictions", json=body, headers=api.bearer(api.token("readonly")))
-    assert response.status_code == 200, response.text
-    answer: dict[str, Any] = response.json()
-    return answer
-
-
 def test_bf16_measured_without_amx_calibrates_vector_parts_and_never_amx_ones(api: Api) -> None:
     """The VM without AMX measured eager bf16 below its fp32, as session 41's did: its ratio calibrates
     a part whose bf16 runs on the vector units too (Cooper Lake's AVX512_BF16), never an AMX part's."""
@@ -87,7 +71,7 @@ def test_bf16_measured_without_amx_calibrates_vector_parts_and_never_amx_ones(ap
         for precision, throughput in (("bf16", 12.0), ("fp32", 15.0))
     ]
     assert api.post_run(token, run_report(spec, results=ran)).status_code == 201
-    amx = catalog_figure(api, EMERALD)  # the part as sold: AMX bf16
-    vector = catalog_figure(api, "xeon-gold-6330h")  # Cooper Lake: AVX512_BF16, no AMX
+    amx = figure(api, {"catalog_id": EMERALD}, "bf16")  # the part as sold: AMX bf16
+    vector = figure(api, {"catalog_id": "xeon-gold-6330h"}, "bf16")  # Cooper Lake: AVX512_BF16, no AMX
     assert vector["references"] and all("node-no-amx" in r for r in vector["references"])
     assert not amx["references"] and "lab device" not in amx["explanation"]
