@@ -58,7 +58,7 @@ def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> Catal
     changed: dict[str, float | None] = {}
     why: dict[str, str] = {}
     fp32 = entry.peak_fp32_tflops
-    per_cycle = _flop_per_cycle(entry)
+    per_cycle = flop_per_cycle(entry)
     if fp32 and per_cycle and per_cycle > AVX2_FLOP_PER_CYCLE * 1.001 and "avx512f" not in have:
         fp32 = fp32 * AVX2_FLOP_PER_CYCLE / per_cycle
         changed["peak_fp32_tflops"] = fp32
@@ -87,7 +87,7 @@ def bounded(entry: CatalogHardware) -> list[str]:
     return [text.removeprefix(BOUNDED).split(PARTS)[0] for text in entry.sources.values() if text.startswith(BOUNDED)]
 
 
-def _flop_per_cycle(entry: CatalogHardware) -> float | None:
+def flop_per_cycle(entry: CatalogHardware) -> float | None:
     """The part's FP32 FLOPs per cycle per core at its base clock (its peak's own terms)."""
     if not (entry.peak_fp32_tflops and entry.cores and entry.base_ghz):
         return None

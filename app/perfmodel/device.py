@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
-from app.catalog.probed import AVX2_FLOP_PER_CYCLE  # the rate of the kernels MKL runs on an AMD CPU
+from app.catalog.probed import AVX2_FLOP_PER_CYCLE, flop_per_cycle  # AVX2's: the rate of MKL on an AMD CPU
 from app.contracts import Precision
 
 _PEAK_FIELD = {
@@ -59,12 +59,12 @@ def blas_share(hardware: CatalogHardware, precision: Precision) -> float:
     matmuls alone (app/perfmodel/model.py)."""
     if precision is not Precision.fp32 or not mkl_on_amd(hardware):
         return 1.0
-    if not (hardware.peak_fp32_tflops and hardware.cores and hardware.base_ghz):
+    per_cycle = flop_per_cycle(hardware)
+    if not per_cycle:
         return 1.0
     # MKL's kernels run at no more than AVX2's rate: a share of the peak, never a faster rate on a faster
     # part; 0.1% of slack for the catalog's rounded peaks, so that a part as wide as AVX2 keeps all of it
-    avx2_tflops = hardware.cores * hardware.base_ghz * AVX2_FLOP_PER_CYCLE / 1e3
-    return min(1.0, avx2_tflops * 1.001 / hardware.peak_fp32_tflops)
+    return min(1.0, AVX2_FLOP_PER_CYCLE * 1.001 / per_cycle)
 
 
 def peak(hardware: CatalogHardware, precision: Precision) -> float | None:
