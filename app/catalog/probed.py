@@ -82,9 +82,14 @@ def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> Catal
     return entry.model_copy(update={**changed, "id": entry.id + PROBED_SUFFIX, "sources": sources})
 
 
-def bounded(entry: CatalogHardware) -> list[str]:
-    """What a probe bounded on ``entry`` (made by ``as_probed``), in words; empty for a part as sold."""
-    return [text.removeprefix(BOUNDED).split(PARTS)[0] for text in entry.sources.values() if text.startswith(BOUNDED)]
+def bounded(entry: CatalogHardware, fields: Collection[str | None] | None = None) -> list[str]:
+    """What a probe bounded on ``entry`` (made by ``as_probed``), of ``fields`` (every peak where None), in
+    words; empty for a part as sold."""
+    return [
+        text.removeprefix(BOUNDED).split(PARTS)[0]
+        for field, text in entry.sources.items()
+        if text.startswith(BOUNDED) and (fields is None or field in fields)
+    ]
 
 
 def flop_per_cycle(entry: CatalogHardware) -> float | None:

@@ -67,10 +67,15 @@ def blas_share(hardware: CatalogHardware, precision: Precision) -> float:
     return min(1.0, AVX2_FLOP_PER_CYCLE * 1.001 / per_cycle)
 
 
+def peak_field(precision: Precision) -> str | None:
+    """The catalog field of the peak ``precision`` runs at (None for int4, which has none)."""
+    return _PEAK_FIELD.get(precision)
+
+
 def peak(hardware: CatalogHardware, precision: Precision) -> float | None:
     """The catalog's peak of the math units ``precision`` runs on (TFLOP/s; int8: TOP/s); None where the
     catalog lacks it, and for int4, which is weight storage, not math (see ``Precision.int4``)."""
-    field = _PEAK_FIELD.get(precision)
+    field = peak_field(precision)
     return getattr(hardware, field) if field else None
 
 

@@ -28,13 +28,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from app.catalog import CatalogHardware
 from app.catalog.probed import bounded
 from app.contracts import DeviceKind, EstimateKind, PowerBasis, Precision, ReasonCode
 from app.perfmodel import lab_levels
 from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.calibrate import traffic_group
-from app.perfmodel.device import matrix_unit
+from app.perfmodel.device import matrix_unit, peak_field
 from app.perfmodel.generation import zoo_factor
 from app.perfmodel.model import dispatch_of
 from app.perfmodel.observations import group_of, how_run
@@ -433,12 +432,6 @@ def _plain(hardware: Hardware, config: Config, evidence: Evidence, own: bool, re
     return Modelled.estimate(hardware, replace(config, precision=plain), evidence)
 
 
-def _bounded(spec: CatalogHardware, precision: Precision) -> list[str]:
-    """The probe's bounds on ``spec`` a figure at ``precision`` runs into: its own peak's, and fp32's
-    (every precision's plain vector work), in words (app/catalog/probed.py)."""
-    return [said for said in bounded(spec) if said.split("_")[0] in (precision.value, Precision.fp32.value)]
-
-
 def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess | None:
     assert hardware.spec is not None
     if _why_not(hardware, config, evidence) is not None:
@@ -515,6 +508,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         basis, power_reasons = PowerBasis.transferred, [Why(ReasonCode.power_twin, figures)]
     else:
         power, basis, power_reasons = modelled_draw(hardware.spec, b, factor)
+    # the probe's bounds the figure runs into: its precision's peak's, and fp32's (its vector work)
+    probed = bounded(hardware.spec, ("peak_fp32_tflops", peak_field(config.precision)))
     why = Why(
         ReasonCode.modelled,
         {
@@ -530,7 +525,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             "factor": factor,
             "error_pct": error_pct,
             "beyond": int(far),  # 1: far beyond the batches measured (a band of its own)
-            **({"probed": "; ".join(probed)} if (probed := _bounded(hardware.spec, config.precision)) else {}),
+            **({"probed": "; ".join(probed)} if probed else {}),
         },
     )
     reasons = [why, *power_reasons]
