@@ -73,15 +73,21 @@ class Point(NamedTuple):
 
 def owned_hardware(session: Session, catalog: dict[str, CatalogHardware]) -> list[Hardware]:
     """Every device of every machine that is not retired."""
-    return [_owned(device, catalog) for device in queries.owned_devices(session)]
+    probed: dict[tuple[str, str], CatalogHardware] = {}  # a fleet of one part and one probe: bounded once
+    return [_owned(device, catalog, probed) for device in queries.owned_devices(session)]
 
 
-def _owned(device: OwnedDevice, catalog: dict[str, CatalogHardware]) -> Hardware:
+def _owned(
+    device: OwnedDevice, catalog: dict[str, CatalogHardware], probed: dict[tuple[str, str], CatalogHardware]
+) -> Hardware:
     """The device with its catalog part, a CPU's peaks bounded by what its probe found (a VM may hide
-    its host's AMX or AVX-512: app/catalog/probed.py)."""
+    its host's AMX or AVX-512: app/catalog/probed.py), looked up in ``probed`` once made."""
     spec = catalog.get(device.catalog_id) if device.catalog_id else None
     if spec is not None and device.isa_features is not None:
-        spec = as_probed(spec, device.isa_features.split())
+        key = (spec.id, device.isa_features)
+        if key not in probed:
+            probed[key] = as_probed(spec, device.isa_features.split())
+        spec = probed[key]
     ref = HardwareRef(
         name=spec.name if spec else device.name,
         kind=DeviceKind(device.kind),
