@@ -7,12 +7,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import MetaData, create_engine
 
 from app.db import migrate
 from tests.conftest import BACKENDS, ScratchDatabases
 from tests.db.test_migration_sessions import _columns
-from tests.db.test_migrations import _rows
+from tests.db.test_migrations import _insert, _rows
 
 
 def _spec(features: list[str]) -> dict[str, object]:
@@ -22,40 +21,29 @@ def _spec(features: list[str]) -> dict[str, object]:
 def _insert_devices(url: str) -> None:
     """Two machines as revision 0011 stored them: one with two spec snapshots (the later one without
     AMX), a CPU and a GPU; one whose only snapshot predates the probe's features (none listed)."""
-    engine = create_engine(url)
     now = datetime.now(UTC)
     first, second = uuid.uuid4().hex, uuid.uuid4().hex
-    try:
-        tables = MetaData()
-        tables.reflect(engine)
-        with engine.begin() as connection:
-            connection.execute(
-                tables.tables["machines"].insert(),
-                [
-                    {"id": m, "fingerprint": m, "hostname": m[:6], "status": "online", "labels": {}, "created_at": now}
-                    for m in (first, second)
-                ],
-            )
-            connection.execute(
-                tables.tables["spec_snapshots"].insert(),
-                [
-                    {"id": 1, "machine_id": first, "spec_hash": "a", "spec": _spec(["avx512f", "amx_bf16"]),
-                     "created_at": now - timedelta(days=1)},
-                    {"id": 2, "machine_id": first, "spec_hash": "b", "spec": _spec(["avx512f", "avx512_bf16"]),
-                     "created_at": now},
-                    {"id": 3, "machine_id": second, "spec_hash": "c", "spec": {"cpu": {}}, "created_at": now},
-                ],
-            )  # fmt: skip
-            connection.execute(
-                tables.tables["devices"].insert(),
-                [
-                    {"machine_id": first, "device_id": "cpu", "kind": "cpu", "name": "Intel Xeon Processor"},
-                    {"machine_id": first, "device_id": "cuda:0", "kind": "cuda", "name": "NVIDIA H100"},
-                    {"machine_id": second, "device_id": "cpu", "kind": "cpu", "name": "AMD EPYC"},
-                ],
-            )
-    finally:
-        engine.dispose()
+    _insert(
+        url,
+        {
+            "machines": [
+                {"id": m, "fingerprint": m, "hostname": m[:6], "status": "online", "labels": {}, "created_at": now}
+                for m in (first, second)
+            ],
+            "spec_snapshots": [
+                {"id": 1, "machine_id": first, "spec_hash": "a", "spec": _spec(["avx512f", "amx_bf16"]),
+                 "created_at": now - timedelta(days=1)},
+                {"id": 2, "machine_id": first, "spec_hash": "b", "spec": _spec(["avx512f", "avx512_bf16"]),
+                 "created_at": now},
+                {"id": 3, "machine_id": second, "spec_hash": "c", "spec": {"cpu": {}}, "created_at": now},
+            ],
+            "devices": [
+                {"machine_id": first, "device_id": "cpu", "kind": "cpu", "name": "Intel Xeon Processor"},
+                {"machine_id": first, "device_id": "cuda:0", "kind": "cuda", "name": "NVIDIA H100"},
+                {"machine_id": second, "device_id": "cpu", "kind": "cpu", "name": "AMD EPYC"},
+            ],
+        },
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

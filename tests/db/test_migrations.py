@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from sqlalchemy import MetaData, create_engine, inspect, text
@@ -50,60 +51,57 @@ def test_migrations_match_the_models(backend: str, scratch: ScratchDatabases) ->
     assert diff == []
 
 
-def _insert_legacy_results(url: str) -> None:
-    """Rows as revision 0004 stored them: the task inside the workload's name, none on a primitive."""
+def _insert(url: str, rows: dict[str, Any]) -> None:
+    """Insert each table's rows (one row or a list), in order, into the tables as the database has them
+    at its revision (reflected, not the models'), in one transaction."""
     engine = create_engine(url)
-    now = datetime.now(UTC)
-    machine, run = uuid.uuid4().hex, uuid.uuid4().hex
     try:
         tables = MetaData()
         tables.reflect(engine)
         with engine.begin() as connection:
-            connection.execute(
-                tables.tables["machines"].insert(),
-                {
-                    "id": machine,
-                    "fingerprint": "f",
-                    "hostname": "h",
-                    "status": "online",
-                    "labels": {},
-                    "created_at": now,
-                },
-            )
-            connection.execute(
-                tables.tables["spec_snapshots"].insert(),
-                {"id": 1, "machine_id": machine, "spec_hash": "x", "spec": {}, "created_at": now},
-            )
-            connection.execute(
-                tables.tables["runs"].insert(),
-                {
-                    "id": run, "machine_id": machine, "spec_snapshot_id": 1, "suite": "quick",
-                    "agent_version": "0.1.0", "started_at": now, "finished_at": now, "received_at": now,
-                    "result_count": 3,
-                },
-            )  # fmt: skip
-            common = {"run_id": run, "machine_id": machine, "runtime": "torch-eager", "device": "cpu"}
-            common |= {
-                "device_kind": "cpu",
-                "precision": "fp32",
-                "batch_size": 1,
-                "status": "ok",
-                "power_source": "none",
-            }
-            connection.execute(
-                tables.tables["results"].insert(),
-                [{**common, "workload": w} for w in ("resnet50/infer", "bert_base/train", "gemm_2048")],
-            )
-            connection.execute(
-                tables.tables["public_results"].insert(),
-                {
-                    "source": "public:x", "hardware_id": "l4", "hardware_name": "L4", "workload": "resnet50/train",
-                    "unit": "images/s", "runtime": "pytorch", "precision": "fp16", "batch_size": 64, "devices": 1,
-                    "throughput_samples_per_s": 100.0, "imported_at": now,
-                },
-            )  # fmt: skip
+            for table, values in rows.items():
+                connection.execute(tables.tables[table].insert(), values)
     finally:
         engine.dispose()
+
+
+def _insert_legacy_results(url: str) -> None:
+    """Rows as revision 0004 stored them: the task inside the workload's name, none on a primitive."""
+    now = datetime.now(UTC)
+    machine, run = uuid.uuid4().hex, uuid.uuid4().hex
+    common = {"run_id": run, "machine_id": machine, "runtime": "torch-eager", "device": "cpu"}
+    common |= {
+        "device_kind": "cpu",
+        "precision": "fp32",
+        "batch_size": 1,
+        "status": "ok",
+        "power_source": "none",
+    }
+    _insert(
+        url,
+        {
+            "machines": {
+                "id": machine,
+                "fingerprint": "f",
+                "hostname": "h",
+                "status": "online",
+                "labels": {},
+                "created_at": now,
+            },
+            "spec_snapshots": {"id": 1, "machine_id": machine, "spec_hash": "x", "spec": {}, "created_at": now},
+            "runs": {
+                "id": run, "machine_id": machine, "spec_snapshot_id": 1, "suite": "quick",
+                "agent_version": "0.1.0", "started_at": now, "finished_at": now, "received_at": now,
+                "result_count": 3,
+            },
+            "results": [{**common, "workload": w} for w in ("resnet50/infer", "bert_base/train", "gemm_2048")],
+            "public_results": {
+                "source": "public:x", "hardware_id": "l4", "hardware_name": "L4", "workload": "resnet50/train",
+                "unit": "images/s", "runtime": "pytorch", "precision": "fp16", "batch_size": 64, "devices": 1,
+                "throughput_samples_per_s": 100.0, "imported_at": now,
+            },
+        },
+    )  # fmt: skip
 
 
 def _rows(url: str, query: str) -> set[tuple[object, ...]]:
