@@ -37,7 +37,7 @@ from app.catalog import CatalogHardware, load
 from app.catalog.probed import as_probed, bounded
 from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport, Task
 from app.perfmodel import lab_levels
-from app.perfmodel.device import device
+from app.perfmodel.device import device, matrix_unit
 from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
 from app.perfmodel.profile import TENSOR_CLASSES, shipped
@@ -150,10 +150,12 @@ def modelled(result: Result, part: CatalogHardware, threads: int) -> float | Non
     return guess.throughput if guess is not None else None
 
 
-def _levelled(r: Result) -> bool:
+def _levelled(r: Result, parts: Sequence[CatalogHardware]) -> bool:
     """Whether a result is a zoo workload's in a runtime whose CPU level the lab's figures set (a language
-    model's prefill and decode are the generation model's, with its own calibration)."""
-    return r.task not in (Task.prefill, Task.decode) and lab_levels.levelled("cpu", r.runtime)
+    model's prefill and decode are the generation model's, with its own calibration), at a precision on
+    the units they measured (not AMX's tiles)."""
+    unit = next((u for p in parts if (u := matrix_unit(p, r.precision)) is not None), None)
+    return r.task not in (Task.prefill, Task.decode) and lab_levels.levelled("cpu", r.runtime, unit)
 
 
 def compare(
@@ -171,7 +173,7 @@ def compare(
             context = f" context {r.context_tokens}" if r.context_tokens else ""
             config = f"{r.runtime} {r.precision.value} batch {r.batch_size}{context} threads {used}"
             label = f"{r.workload}/{r.task.value} {config}"
-            rows.append((label, r.throughput_samples_per_s, predicted, _levelled(r)))
+            rows.append((label, r.throughput_samples_per_s, predicted, _levelled(r, parts)))
     return rows
 
 
@@ -245,6 +247,8 @@ def outrun(results: Sequence[Result], parts: Sequence[CatalogHardware], threads:
     best = 0.0
     for r in results:
         if r.task is None or r.workload in LLM_PRESETS:  # a language model's profile is at another context
+            continue
+        if r.precision is not Precision.fp32:  # the peak it is held to is the FP32 FMAs'
             continue
         profile = shipped().get((r.workload, r.task, r.precision))
         if r.status is ResultStatus.ok and profile is not None and r.throughput_samples_per_s:
@@ -326,8 +330,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         out(
             f"median part: mean abs log error {statistics.fmean(logs):.2f} (x/÷{1 + typical:.2f}); "
             f"{inside}/{len(rows)} measured figures inside the parts' range widened by the band each figure has: "
-            f"the lab level's (x/÷{math.exp(level):.2f}) for eager PyTorch and ONNX Runtime, the uncalibrated "
-            f"model's (x/÷{math.exp(alone):.1f}) for the language models' steps"
+            f"the lab level's (x/÷{math.exp(level):.2f}) for eager PyTorch and the graph runtimes on the vector "
+            f"units, the uncalibrated model's (x/÷{math.exp(alone):.1f}) for the language models' steps and AMX's "
+            "precisions"
         )
     if args.without:
         held_out(this_machine("this machine", described, parts, report), args.without, out)

@@ -7,7 +7,8 @@ single-GPU training results shipped in app/catalog/data/public_results.csv, and 
 OpenVINO CPU results, with a stack factor per published source and workload; on CPUs also on the
 absolute figures of the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs, which
 set the CPU model's level (app/perfmodel/lab_levels.py), and their ratios the eager kernel factors
-(convolutions, GEMMs; app/perfmodel/data/cpu_runtime_pairs.json, app/perfmodel/runtime_pairs.py). Then measures the
+(convolutions, GEMMs, each also on AMX's tiles; app/perfmodel/data/cpu_runtime_pairs.json,
+app/perfmodel/runtime_pairs.py). Then measures the
 bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
 quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
 source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
@@ -57,6 +58,7 @@ from app.perfmodel.calibrate import Observation, fit, leave_one_part_out
 from app.perfmodel.model import PARAMETERS, Params
 from app.perfmodel.observations import from_public, median_per_part, system_errors
 from app.perfmodel.predict import profile_of
+from app.perfmodel.runtime_pairs import on_tiles
 from app.perfmodel.runtime_pairs import shipped as runtime_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +84,8 @@ def calibrate() -> dict[str, object]:
     counts: dict[str, int] = {}
     eager: dict[str, float] = {}
     eager_conv: dict[str, float] = {}
+    tile_conv: dict[str, float] = {}
+    tile_kernel: dict[str, float] = {}
     measured_autograd: dict[str, float] = {}
     measured_stream: dict[str, float] = {}
     fitted_dispatch: dict[str, float] = {}
@@ -95,7 +99,14 @@ def calibrate() -> dict[str, object]:
             machines = runtime_pairs().machines
             fitted = lab_levels.calibrated(seen, machines, load())
             eager[kind], eager_conv[kind] = _round(fitted.params.eager_kernel), _round(fitted.params.eager_conv)
-            counts["cpu-lab"] = sum(2 * len(m.pairs) for m in machines)
+            if fitted.params.eager_conv_tile is not None:
+                tile_conv[kind] = _round(fitted.params.eager_conv_tile)
+            if fitted.params.eager_kernel_tile is not None:
+                tile_kernel[kind] = _round(fitted.params.eager_kernel_tile)
+            catalog = load()
+            tiled = [on_tiles(p, m.parts(catalog)) for m in machines for p in m.pairs]
+            counts["cpu-lab"] = 2 * tiled.count(False)  # the level's figures: eager and graph of each pair
+            counts["cpu-lab-tiles"] = tiled.count(True)  # the pairs on tile units: the eager tile factors
             held = lab_levels.leave_one_part_out(seen, machines, load(), fitted, only=SOURCES[kind][0])
             level = lab_levels.leave_one_machine_out(seen, machines, load())
             band = bands.quantile([abs(math.log(f.predicted / f.measured)) for f in level])
@@ -136,6 +147,8 @@ def calibrate() -> dict[str, object]:
         "bands": dict(sorted(found_bands.items())),
         "eager_kernel": eager,
         "eager_conv": eager_conv,
+        "eager_conv_tile": tile_conv,
+        "eager_kernel_tile": tile_kernel,
         "autograd": measured_autograd,
         "stream": measured_stream,
         "fitted_dispatch": fitted_dispatch,

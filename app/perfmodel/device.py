@@ -96,6 +96,12 @@ def matrix_unit(hardware: CatalogHardware, precision: Precision) -> str | None:
     return "tile" if given > TILE_UNIT_TIMES_FP32 * fp32 else "vector"
 
 
+def on_tiles(dev: Device) -> bool:
+    """Whether ``dev``'s precision runs on a CPU's tile units: ``matrix_unit``'s test on the model's figures
+    (a CPU's ``vector`` is its FP32 peak)."""
+    return dev.kind == "cpu" and dev.matrix > TILE_UNIT_TIMES_FP32 * dev.vector
+
+
 @dataclass(frozen=True, slots=True)
 class Device:
     """A catalog part in the model's units (FLOP/s, bytes/s, bytes, watts)."""

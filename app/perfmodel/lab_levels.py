@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
-from app.catalog import CatalogHardware
+from app.catalog import CatalogHardware, load
 from app.perfmodel import calibrate
 from app.perfmodel.calibrate import DATA_SPREAD, Fit, Held, Observation, fit, predict
 from app.perfmodel.device import device
 from app.perfmodel.model import EAGER_RUNTIME
-from app.perfmodel.runtime_pairs import Machine, factors, profile_of_pair, with_factors
+from app.perfmodel.runtime_pairs import Machine, factors, on_tiles, profile_of_pair, with_factors
 from app.perfmodel.runtime_pairs import shipped as shipped_pairs
 
 LAB_SPREAD = 0.25
@@ -50,15 +50,23 @@ quantile of the sixth test's errors, each lab machine's figures predicted from t
 (``leave_one_machine_out``, written by scripts/calibrate_perfmodel.py)."""
 
 
-def levelled(kind: str, runtime: str) -> bool:
-    """Whether the lab's figures set the level of ``runtime`` on a device of ``kind``: on CPUs, for eager
-    PyTorch and the graph runtimes the shipped pairs measured beside it."""
-    return kind == "cpu" and runtime in _levelled()
+def levelled(kind: str, runtime: str, unit: str | None = None) -> bool:
+    """Whether the lab's figures set the level of ``runtime`` on a device of ``kind`` at a precision that
+    runs on ``unit`` (app/perfmodel/device.py ``matrix_unit``): on CPUs, for eager PyTorch and the graph
+    runtimes the shipped pairs measured beside it, on the vector units (the figures on tile units set
+    their eager factors, never the level)."""
+    return kind == "cpu" and unit != "tile" and runtime in _levelled()
 
 
 @cache
 def _levelled() -> frozenset[str]:
-    return frozenset({EAGER_RUNTIME, *(p.graph_runtime for m in shipped_pairs().machines for p in m.pairs)})
+    catalog = load()
+    return frozenset(
+        {
+            EAGER_RUNTIME,
+            *(p.graph_runtime for m in shipped_pairs().machines for p in m.pairs if not on_tiles(p, m.parts(catalog))),
+        }
+    )
 
 
 def observations(machines: Sequence[Machine], catalog: Sequence[CatalogHardware]) -> list[Observation]:
@@ -69,10 +77,13 @@ def observations(machines: Sequence[Machine], catalog: Sequence[CatalogHardware]
 def _figures(machine: Machine, catalog: Sequence[CatalogHardware]) -> list[tuple[str, list[Observation]]]:
     """Per figure the machine measured (a pair's eager and graph-runtime throughputs), its config and its observations:
     one per catalog part the machine may be, each weighing a share. A figure the model cannot price (no
-    profile, no part with a peak at its precision) has none and is left out."""
+    profile, no part with a peak at its precision) has none and is left out, and so is a pair on tile
+    units, which measures the eager tile factors (app/perfmodel/runtime_pairs.py), not the level."""
     parts = machine.parts(catalog)
     found = []
     for pair in machine.pairs:
+        if on_tiles(pair, parts):
+            continue
         profile = profile_of_pair(pair)
         devices = [d for part in parts if (d := device(part, pair.precision)) is not None]
         if profile is None or not devices:
@@ -158,6 +169,8 @@ def leave_one_machine_out(
     """Each machine's figures predicted by the model calibrated on ``published`` and the other machines."""
     found = []
     for m in machines:
+        if not _figures(m, catalog):  # its pairs all on tile units: nothing of the level to predict
+            continue
         fitted = calibrated(published, [other for other in machines if other.name != m.name], catalog)
         found.extend(figures(fitted, m, catalog))
     return found

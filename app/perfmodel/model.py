@@ -29,7 +29,10 @@ On a CPU, eager PyTorch's matrix kernels (oneDNN convolutions called one by one 
 tensors, MKL GEMMs) run slower than a graph runtime's (layouts and packed weights kept across the
 graph): the class efficiencies, which OpenVINO's published runs set, are multiplied by the *eager
 kernel factor* for ``torch-eager``, one for convolutions (``Params.eager_conv``) and one for the
-GEMMs (``Params.eager_kernel``), measured on lab CPUs that ran both. PyTorch's linear layers and
+GEMMs (``Params.eager_kernel``), measured on lab CPUs that ran both; where the precision runs on a
+CPU's tile units (AMX), a factor of each of their own (``Params.eager_conv_tile``,
+``Params.eager_kernel_tile``): eager PyTorch reaches a far smaller share of AMX's peak than a graph
+runtime does, and than of the vector units'. PyTorch's linear layers and
 matmuls (eager or compiled) go to its BLAS, MKL, whose kernels on an AMD CPU are AVX2's: on a part with
 wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py). On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
@@ -62,7 +65,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.contracts import Task
-from app.perfmodel.device import Device
+from app.perfmodel.device import Device, on_tiles
 from app.perfmodel.profile import TENSOR_CLASSES, OpClass, Profile
 
 Array = npt.NDArray[Any]
@@ -163,6 +166,15 @@ class Params:
     dominate. Apart from the GEMMs' because the cost is another: a oneDNN convolution called on
     PyTorch's plain layout reorders its input, output and weights to the blocked layout and back on
     every call, where a GEMM packs its weights."""
+    eager_conv_tile: float | None = None
+    """The *eager tile factors*: ``eager_conv``'s and ``eager_kernel``'s for a precision that runs on a
+    CPU's tile units (AMX: ``device.on_tiles``). An Emerald Rapids VM ran eager bf16 at 0.12-0.17 of
+    OpenVINO's on ResNet-50 and 0.33-0.47 on BERT-base, where its fp32 ratios are 0.5-1.0: each call
+    reorders its plain-layout bf16 tensors into AMX's tiles, which a graph runtime does once. Measured
+    on the lab CPUs' pairs at such a precision (app/perfmodel/runtime_pairs.py); None where none was:
+    the vector units' factor."""
+    eager_kernel_tile: float | None = None
+    """The GEMMs' eager tile factor (``eager_conv_tile``)."""
     autograd: float = 1.0
     """The *autograd factor*: a training step's host cost per operator in eager PyTorch (EAGER_RUNTIME)
     over an inference step's. Training records the autograd graph as it runs forward and runs each node
@@ -180,6 +192,14 @@ class Params:
 
     def __getitem__(self, name: str) -> float:
         return self.values[name]
+
+    @property
+    def conv_on_tiles(self) -> float:
+        return self.eager_conv if self.eager_conv_tile is None else self.eager_conv_tile
+
+    @property
+    def kernel_on_tiles(self) -> float:
+        return self.eager_kernel if self.eager_kernel_tile is None else self.eager_kernel_tile
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,21 +313,28 @@ def evaluate(
     traffic: Array,
     relayout: Array,
     training: Array,
+    tile: Array,
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager
-    dispatch; ``eager`` is 1 where the eager kernel factor and, on a GPU, the eager stream rate apply
-    (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
-    ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
-    ``training`` is 1 where the autograd factor applies (an eager PyTorch training step); ``fusion`` is
-    ``fused(cols, dispatch)`` where the caller has it already (a fit evaluates the same cases thousands
-    of times with other parameters). Without ``parts``, only the seconds (what a fit reads)."""
+        dispatch; ``eager`` is 1 where the eager kernel factor and, on a GPU, the eager stream rate apply
+        (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
+        ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
+        ``training`` is 1 where the autograd factor applies (an eager PyTorch training step); ``tile`` is 1
+    where the precision runs on a CPU's tile units (the eager tile factors apply); ``fusion`` is
+        ``fused(cols, dispatch)`` where the caller has it already (a fit evaluates the same cases thousands
+        of times with other parameters). Without ``parts``, only the seconds (what a fit reads)."""
     i = cols.case
     relaid = cols.convolution & (relayout[i] > 0)
     moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.array([params[c] for c in EFFICIENCY_CLASSES])[cols.efficiency]
-    factor = np.where(cols.convolution, params.eager_conv, params.eager_kernel)
+    tiled = tile[i] > 0
+    factor = np.where(
+        cols.convolution,
+        np.where(tiled, params.conv_on_tiles, params.eager_conv),
+        np.where(tiled, params.kernel_on_tiles, params.eager_kernel),
+    )
     efficiency = np.minimum(1.0, np.where(cols.tensor & (eager[i] > 0), efficiency * factor, efficiency))
     sustained = sustained_clock(params, clock_hz, unit_watts)
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
@@ -391,6 +418,7 @@ def figures_of(c: Case) -> dict[str, float]:
         "traffic": c.traffic,
         "relayout": relayout(c),
         "training": 1.0 if c.profile.task is Task.train and is_eager(c.runtime) else 0.0,
+        "tile": 1.0 if on_tiles(dev) else 0.0,
     }
 
 

@@ -43,6 +43,16 @@ class Calibration(BaseModel):
         description="Per kind: eager PyTorch's convolutions' efficiency relative to a graph runtime's "
         "(app/perfmodel/runtime_pairs.py); the GEMMs' where absent.",
     )
+    eager_conv_tile: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind: eager_conv where the precision runs on a CPU's tile units (AMX), measured on the lab "
+        "CPUs' pairs at such a precision; eager_conv where absent.",
+    )
+    eager_kernel_tile: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per kind: eager_kernel where the precision runs on a CPU's tile units (AMX); eager_kernel "
+        "where absent.",
+    )
     autograd: dict[str, float] = Field(
         default_factory=dict,
         description="Per kind: eager PyTorch training's host cost per operator over inference's, measured on "
@@ -68,6 +78,8 @@ class Calibration(BaseModel):
             values,
             eager_kernel=self.eager_kernel.get(kind, 1.0),
             eager_conv=self.eager_conv.get(kind, self.eager_kernel.get(kind, 1.0)),
+            eager_conv_tile=self.eager_conv_tile.get(kind),
+            eager_kernel_tile=self.eager_kernel_tile.get(kind),
             autograd=self.autograd.get(kind, 1.0),
             stream=self.stream.get(kind, 0.0),
         )

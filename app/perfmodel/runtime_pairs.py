@@ -19,6 +19,13 @@ kernels on AMD CPUs, half of Zen 5's AVX-512 rate, where ONNX Runtime's own kern
 The model has that as ``Device.blas_share`` (app/perfmodel/device.py), so the ratio it predicts for those
 pairs is already about half before any factor, and the factor they need is what is left.
 
+Where the precision runs on a CPU's tile units (AMX's bf16 and int8), the same two costs are paid on
+another unit, and eager PyTorch reaches a far smaller share of its peak: an Emerald Rapids VM with AMX
+ran eager bf16 at 0.12-0.17 of OpenVINO's bf16 on ResNet-50 and 0.33-0.47 on BERT-base, where the model
+without a factor of its own put 0.4-0.7. So a pair on tiles measures a tile factor of its class
+(``conv-tile``, ``gemm-tile``), and only such a pair does. Such a pair is not a figure of the lab level
+(app/perfmodel/lab_levels.py), which the vector units' figures set.
+
 A lab machine that ran the same config under both runtimes gives the measured ratio eager / graph. Its
 catalog identity is uncertain (a 2-vCPU slice of some part of its generation), but a ratio on one
 machine does not depend on it: ``needed`` finds the factor that makes the model's ratio, the median over
@@ -43,14 +50,16 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from app.catalog import CatalogHardware
 from app.contracts import OpClass, Precision, Task
-from app.perfmodel.device import device
+from app.perfmodel.device import device, matrix_unit
 from app.perfmodel.model import EAGER_RUNTIME, Case, Params, evaluate, stacked
 from app.perfmodel.profile import TENSOR_CLASSES, Profile
 from app.perfmodel.profile import shipped as profiles
 
-FACTORS = ("conv", "gemm")
+FACTORS = ("conv", "gemm", "conv-tile", "gemm-tile")
 """The eager kernel factors, by the matrix work whose cost they are: convolutions (plain layout reordered
-on every call: ``Params.eager_conv``), GEMMs (weights packed on every call: ``Params.eager_kernel``)."""
+on every call: ``Params.eager_conv``), GEMMs (weights packed on every call: ``Params.eager_kernel``); and
+the same two where the precision runs on a CPU's tile units (AMX: ``Params.eager_conv_tile``,
+``Params.eager_kernel_tile``), whose share of the peak eager PyTorch reaches is another."""
 
 GRID = np.exp(np.linspace(math.log(0.05), math.log(2.0), 61))
 """The factors ``needed`` tries: the model's ratio is monotone in the factor, so the measured one is
@@ -113,17 +122,26 @@ def profile_of_pair(pair: Pair) -> Profile | None:
     return profiles().get((pair.workload, pair.task, pair.precision))
 
 
-def group(pair: Pair) -> str | None:
-    """The factor (a key of ``FACTORS``) ``pair`` measures: that of the class doing most of its matrix
-    FLOPs; None when the model has no profile for it or the profile no matrix work."""
+def on_tiles(pair: Pair, parts: Sequence[CatalogHardware]) -> bool:
+    """Whether ``pair``'s precision runs on the tile units of the parts its machine may be (AMX)."""
+    return any(matrix_unit(part, pair.precision) == "tile" for part in parts)
+
+
+def group(pair: Pair, parts: Sequence[CatalogHardware]) -> str | None:
+    """The factor (a key of ``FACTORS``) ``pair`` measures on a machine that may be any of ``parts``: that of
+    the class doing most of its matrix FLOPs, on the units its precision runs on; None when the model has
+    no profile for it or the profile no matrix work."""
     profile = profile_of_pair(pair)
     if profile is None:
         return None
-    flops = {name: 0.0 for name in FACTORS}
+    flops = {"conv": 0.0, "gemm": 0.0}
     for b in profile.buckets:
         if b.op_class in TENSOR_CLASSES:
             flops["conv" if b.op_class is OpClass.conv else "gemm"] += b.flops.at(pair.batch)
-    return max(flops, key=lambda name: flops[name]) if any(flops.values()) else None
+    if not any(flops.values()):
+        return None
+    most = max(flops, key=lambda name: flops[name])
+    return f"{most}-tile" if on_tiles(pair, parts) else most
 
 
 def with_factors(params: Params, factors: Mapping[str, float]) -> Params:
@@ -132,7 +150,14 @@ def with_factors(params: Params, factors: Mapping[str, float]) -> Params:
         params,
         eager_conv=float(factors.get("conv", params.eager_conv)),
         eager_kernel=float(factors.get("gemm", params.eager_kernel)),
+        eager_conv_tile=_factor(factors, "conv-tile", params.eager_conv_tile),
+        eager_kernel_tile=_factor(factors, "gemm-tile", params.eager_kernel_tile),
     )
+
+
+def _factor(factors: Mapping[str, float], name: str, otherwise: float | None) -> float | None:
+    found = factors.get(name)
+    return otherwise if found is None else float(found)
 
 
 def modelled_ratios(
@@ -140,7 +165,7 @@ def modelled_ratios(
 ) -> list[float]:
     """The model's eager / graph throughput ratio for ``pair`` at each value of the factor it measures
     (``group``), the other as in ``params``: the median over ``parts``."""
-    profile, measures = profile_of_pair(pair), group(pair)
+    profile, measures = profile_of_pair(pair), group(pair, parts)
     devices = [d for part in parts if (d := device(part, pair.precision)) is not None]
     if profile is None or measures is None or not devices:
         return []
@@ -180,7 +205,8 @@ def _needed_logs(
     for m in machines:
         logs: dict[str, list[float]] = {name: [] for name in FACTORS}
         for pair in m.pairs:
-            measures, f = group(pair), needed(pair, m.parts(catalog), params)
+            parts = m.parts(catalog)
+            measures, f = group(pair, parts), needed(pair, parts, params)
             if measures is not None and f is not None:
                 logs[measures].append(math.log(f))
         found[m.name] = logs
@@ -207,17 +233,23 @@ def leave_one_machine_out(
     machines: Sequence[Machine], catalog: Sequence[CatalogHardware], params: Params, *, pooled: bool = False
 ) -> list[tuple[str, Pair, float, float]]:
     """(machine, pair, the model's ratio with the factors from the other machines, with none) per pair.
-    ``pooled``: one factor for both classes, the median over every other pair (the form before there
-    were two), to compare with."""
+    ``pooled``: one factor for both classes (of a unit), the median over every other pair (the form before
+    there were two), to compare with."""
     logs = _needed_logs(machines, catalog, params)  # each pair's once, not once per machine it is left in
     if pooled:
-        logs = {name: {f: [x for xs in found.values() for x in xs] for f in FACTORS} for name, found in logs.items()}
+        logs = {
+            name: {
+                f: [x for g, xs in found.items() if g.endswith("-tile") == f.endswith("-tile") for x in xs]
+                for f in FACTORS
+            }
+            for name, found in logs.items()
+        }
     bare = with_factors(params, dict.fromkeys(FACTORS, 1.0))
     rows = []
     for m in machines:
         others = _geometric_medians([found for name, found in logs.items() if name != m.name])
         for pair in m.pairs:
-            measures = group(pair)
+            measures = group(pair, m.parts(catalog))
             if measures is None or measures not in others:
                 continue
             held = modelled_ratios(pair, m.parts(catalog), with_factors(params, others), [others[measures]])

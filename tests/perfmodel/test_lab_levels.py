@@ -13,7 +13,7 @@ from app.catalog import load
 from app.perfmodel.calibrate import Fit, fit
 from app.perfmodel.lab_levels import LAB_WEIGHT, calibrated, figures, observations
 from app.perfmodel.params import shipped as calibration
-from app.perfmodel.runtime_pairs import factors, with_factors
+from app.perfmodel.runtime_pairs import factors, on_tiles, with_factors
 from app.perfmodel.runtime_pairs import shipped as pairs
 from benchmarks.accuracy import openvino_rows
 
@@ -51,7 +51,13 @@ def test_the_lab_figures_set_the_level_openvinos_stack_factor_could_not() -> Non
 
 def test_the_shipped_cpu_calibration_carries_the_lab_level() -> None:
     shipped = calibration()
-    assert shipped.observations["cpu-lab"] == sum(2 * len(m.pairs) for m in pairs().machines)
+    catalog = load()
+    tiled = [on_tiles(p, m.parts(catalog)) for m in pairs().machines for p in m.pairs]
+    # the level's figures are the vector units' pairs, eager and graph; the pairs on AMX's tiles are not
+    assert shipped.observations["cpu-lab"] == 2 * tiled.count(False)
+    assert shipped.observations["cpu-lab-tiles"] == tiled.count(True) > 0
+    level = observations(pairs().machines, catalog)
+    assert level and not [o for o in level if o.label.startswith("vm-xeon-emr-amx")]
     assert abs(_mean_log_error(Fit(shipped.of("cpu"), {}, {}))) < 0.1
 
 

@@ -21,15 +21,15 @@ from app.perfmodel.runtime_pairs import (
 )
 
 
-def pair(ratio: float, workload: str = "resnet50") -> Pair:
+def pair(ratio: float, workload: str = "resnet50", precision: Precision = Precision.fp32) -> Pair:
     return Pair(
         workload=workload,
         task=Task.infer,
-        precision=Precision.fp32,
+        precision=precision,
         batch=1,
         threads=2,
         eager=10.0 * ratio,
-        graph_runtime="onnxruntime-cpu",
+        graph_runtime="onnxruntime-cpu" if precision is Precision.fp32 else "openvino",
         graph=10.0,
     )
 
@@ -73,7 +73,7 @@ def test_the_factor_is_the_median_and_each_machine_is_predicted_from_the_others(
 def test_convolutions_and_gemms_each_get_the_factor_their_own_pairs_need() -> None:
     params, catalog = calibration().of("cpu"), load()
     parts = machine("x", 1.0).parts(catalog)
-    assert [group(pair(1.0, w)) for w in ("resnet50", "bert_base", "lstm")] == ["conv", "gemm", "gemm"]
+    assert [group(pair(1.0, w), parts) for w in ("resnet50", "bert_base", "lstm")] == ["conv", "gemm", "gemm"]
     conv = modelled_ratios(pair(1.0), parts, params, [0.5])[0]
     gemm = modelled_ratios(pair(1.0, "bert_base"), parts, params, [0.9])[0]
     found = factors([machine("a", conv, pair(gemm, "bert_base"))], catalog, params)
@@ -83,6 +83,33 @@ def test_convolutions_and_gemms_each_get_the_factor_their_own_pairs_need() -> No
     assert modelled_ratios(pair(1.0, "bert_base"), parts, slow_conv, [0.9])[0] == pytest.approx(gemm)
 
 
+def emerald(*pairs: Pair) -> Machine:
+    """A VM of the Emerald Rapids parts, all of which have AMX."""
+    return Machine(
+        name="emr", cpu="a toy", architectures=["Emerald Rapids"], names="Xeon", measured="made up", pairs=list(pairs)
+    )
+
+
+def test_a_pair_on_amx_tiles_sets_its_class_tile_factor_and_nothing_else() -> None:
+    params, catalog = calibration().of("cpu"), load()
+    parts = emerald(pair(1.0)).parts(catalog)
+    assert parts and all(p.architecture == "Emerald Rapids" for p in parts)
+    bf16, fp32 = pair(1.0, precision=Precision.bf16), pair(1.0)
+    assert (group(bf16, parts), group(pair(1.0, "bert_base", Precision.bf16), parts)) == ("conv-tile", "gemm-tile")
+    assert group(fp32, parts) == "conv"
+    on_tiles = modelled_ratios(bf16, parts, params, [0.1])[0]
+    on_vectors = modelled_ratios(fp32, parts, params, [0.5])[0]
+    found = factors([emerald(pair(on_tiles, precision=Precision.bf16), pair(on_vectors))], catalog, params)
+    assert found == {"conv-tile": pytest.approx(0.1, rel=1e-3), "conv": pytest.approx(0.5, rel=1e-3)}
+    # each moves its own unit alone: fp32 does not see the tile factor, bf16 not the vector one
+    tiles_slow, vectors_slow = with_factors(params, {"conv-tile": 0.05}), with_factors(params, {"conv": 0.2})
+    assert modelled_ratios(fp32, parts, tiles_slow, [0.5]) == modelled_ratios(fp32, parts, params, [0.5])
+    assert modelled_ratios(bf16, parts, vectors_slow, [0.1]) == modelled_ratios(bf16, parts, params, [0.1])
+    # a bf16 pair on a part without AMX (Cooper Lake: AVX512_BF16) is the vector units' again
+    cooper = [h for h in catalog if h.id == "xeon-gold-6330h"]
+    assert group(bf16, cooper) == "conv"
+
+
 def test_the_shipped_pairs_read_and_set_the_shipped_factors() -> None:
     machines = shipped().machines
     assert len(machines) >= 3 and all(m.parts(load()) for m in machines)
@@ -90,8 +117,16 @@ def test_the_shipped_pairs_read_and_set_the_shipped_factors() -> None:
     assert 0.3 < calibration().eager_conv["cpu"] < calibration().eager_kernel["cpu"]  # the reorders cost more
     cpu = calibration().of("cpu")
     assert (cpu.eager_kernel, cpu.eager_conv) == (calibration().eager_kernel["cpu"], calibration().eager_conv["cpu"])
+    # on AMX's tiles eager PyTorch reaches far less: an Emerald Rapids VM's bf16 pairs
+    assert calibration().eager_conv_tile["cpu"] < 0.5 * cpu.eager_conv
+    assert calibration().eager_kernel_tile["cpu"] < 0.5 * cpu.eager_kernel
+    assert (cpu.eager_kernel_tile, cpu.eager_conv_tile) == (
+        calibration().eager_kernel_tile["cpu"],
+        calibration().eager_conv_tile["cpu"],
+    )
     gpu = calibration().of("gpu")
     assert gpu.eager_kernel == gpu.eager_conv == 1.0  # GPUs: the same cuDNN and cuBLAS either way
+    assert gpu.eager_conv_tile is gpu.eager_kernel_tile is None
 
 
 def test_a_pair_with_no_throughput_is_refused() -> None:

@@ -47,8 +47,10 @@ def test_a_vm_hiding_amx_is_modelled_without_it_until_its_probe_finds_it(api: Ap
     hidden, token, spec = enrolled(api, "node-no-amx", NO_AMX)
     with_amx, without = predicted(api, amx, "bf16"), predicted(api, hidden, "bf16")
     assert without["kind"] == with_amx["kind"] == "predicted"
-    # AVX512_BF16 at twice the FP32 FMAs, not AMX at sixteen times: a convolution network's compute
-    assert without["throughput_samples_per_s"] < 0.5 * with_amx["throughput_samples_per_s"]
+    # AVX512_BF16 at twice the FP32 FMAs, not AMX at sixteen times; eager PyTorch reaches far less of AMX's
+    # rate (the eager tile factors), so the two are closer than their peaks: the VMs measured 0.84x and 1.0x
+    # their fp32 at batch 1
+    assert without["throughput_samples_per_s"] < 0.95 * with_amx["throughput_samples_per_s"]
     said = "as this device's probe bounds them (bf16_tflops: no amx_bf16; avx512_bf16: 2x fp32): "
     assert said in without["explanation"] and "probe" not in with_amx["explanation"]
     # fp32 is the part's on both: nothing bounds it

@@ -318,7 +318,9 @@ def why_unmodelled(hardware: Hardware, config: Config, evidence: Evidence) -> st
     )
 
 
-def _band(kind: str, runtime: str, correction: LabCorrection | None, regime: str, part: bool) -> float:
+def _band(
+    kind: str, runtime: str, correction: LabCorrection | None, regime: str, part: bool, unit: str | None
+) -> float:
     """The band a lab-stack figure earned, measured on steps of its ``regime`` (host- or device-bound,
     app/perfmodel/bands.py) where the calibration could: the model's alone where nothing calibrated it
     (on a CPU, for a runtime whose level the lab CPUs' figures set, their leave-one-machine-out band);
@@ -327,9 +329,9 @@ def _band(kind: str, runtime: str, correction: LabCorrection | None, regime: str
     (``references.BEYOND_NEAR``), never narrower than the nearest ratio carried that far errs
     (``beyond``, where the calibration measured it). A figure for a catalog ``part`` (not a lab device)
     stands for any machine of it: never narrower than how far machines of one part measure apart
-    (``machine``)."""
+    (``machine``). A CPU precision on tile ``unit``s (AMX) is not the lab level's: the model's alone."""
     if correction is None:
-        alone = lab_levels.BAND if lab_levels.levelled(kind, runtime) else f"{kind}-uncalibrated"
+        alone = lab_levels.BAND if lab_levels.levelled(kind, runtime, unit) else f"{kind}-uncalibrated"
         band = _regime_band(alone, regime, f"{kind}-uncalibrated")
     elif correction.between is None:
         band = _regime_band(f"{kind}-transfer", regime, kind)
@@ -459,9 +461,10 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         by_twin = at_twin is not None
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
         far = correction is not None and correction.beyond
-        band = _band(kind, config.runtime, correction, modelled.regime, not hardware.ref.owned)
+        unit = matrix_unit(hardware.spec, config.precision)
+        band = _band(kind, config.runtime, correction, modelled.regime, not hardware.ref.owned, unit)
         calibrated_by = _calibrated_by(references)
-        if not references and lab_levels.levelled(kind, config.runtime):
+        if not references and lab_levels.levelled(kind, config.runtime, unit):
             calibrated_by = LAB_LEVEL
         language = None if correction is not None else _language_model(hardware, config, evidence, modelled)
         if language is not None:
