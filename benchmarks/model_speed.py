@@ -14,7 +14,8 @@ The default revision is the last before session 37's change to the fit (``calibr
 the stack factors' Jacobian columns in closed form, and ``model.evaluate`` the cases' fusion once and
 the seconds alone). Session 35's change to ``model.evaluate`` (each bucket's efficiency looked up by
 index, not by name) and to ``runtime_pairs.modelled_ratios`` (the cases stacked once for the whole grid
-of factors) was measured with ``--against 8bcd648``.
+of factors) was measured with ``--against 8bcd648``; session 43's (a traffic factor's Jacobian column
+from its group's rows alone, ``calibrate._rows``) with ``--against aa1b070``.
 """
 
 from __future__ import annotations

@@ -156,6 +156,39 @@ def _design(observations: Sequence[Observation]) -> _Design:
     )
 
 
+def _rows(design: _Design, rows: np.ndarray) -> _Design:
+    """``design`` for the observations ``rows`` alone (ascending), with the same groups: each row's
+    throughput comes out exactly as the whole design's does, its buckets the same in the same order."""
+    keep = np.isin(design.cols.case, rows)
+    renumbered = np.full(design.cols.cases, -1)
+    renumbered[rows] = np.arange(len(rows))
+    c = design.cols
+    cols = replace(
+        c,
+        case=renumbered[c.case[keep]],
+        flops=c.flops[keep],
+        bytes=c.bytes[keep],
+        kernels=c.kernels[keep],
+        operators=c.operators[keep],
+        tensor=c.tensor[keep],
+        efficiency=c.efficiency[keep],
+        convolution=c.convolution[keep],
+        blas=c.blas[keep],
+        cases=len(rows),
+    )
+    launched, called, kept = design.fusion
+    return replace(
+        design,
+        cols=cols,
+        device={name: figure[rows] for name, figure in design.device.items()},
+        batch=design.batch[rows],
+        measured=design.measured[rows],
+        group=design.group[rows],
+        weight=design.weight[rows],
+        fusion=(launched[keep], called[keep], kept[keep]),
+    )
+
+
 def _predict(like: Params, theta: Array, design: _Design) -> Array:
     """Throughput per observation; ``theta`` is the log of the parameters, stack factors, traffic factors;
     what is not fitted (the eager kernel factors, the autograd factor, the stream rate) is ``like``'s."""
@@ -207,12 +240,27 @@ def fit(
         fitted = weight * (np.log(_predict(like, theta, design)) - np.log(design.measured)) / DATA_SPREAD
         return np.concatenate([fitted, (theta - mean) / spread])
 
+    # a traffic factor moves its own group's rows alone: its column of the Jacobian re-evaluates those
+    rows_of = design.traffic_of[design.group]
+    first = len(PARAMETERS) + len(design.groups)
+    blocks = {first + t: np.flatnonzero(rows_of == t) for t in range(len(design.traffics))}
+    parts = {k: _rows(design, rows) for k, rows in blocks.items()}
+
+    def moved_alone(k: int, theta: Array, current: Array) -> Array | None:
+        if k not in blocks:
+            return None
+        rows, part = blocks[k], parts[k]
+        found = current.copy()
+        found[rows] = weight[rows] * (np.log(_predict(like, theta, part)) - np.log(part.measured)) / DATA_SPREAD
+        found[len(rows_of) :] = (theta - mean) / spread
+        return found
+
     draws = np.random.default_rng(START_SEED)
     best: tuple[float, Array] | None = None
     stacks = _stack_columns(design, weight, spread)
     for start in range(STARTS.get(kind, 1) if starts is None else starts):
         away = START_SPREAD * draws.standard_normal(len(mean)) if start else 0.0
-        cost, theta = _descend(residuals, mean + away * spread, iterations, stacks)
+        cost, theta = _descend(residuals, mean + away * spread, iterations, stacks, moved_alone)
         if best is None or cost < best[0]:
             best = (cost, theta)
     assert best is not None, "at least one start"
@@ -241,10 +289,16 @@ def _stack_columns(design: _Design, weight: Array, spread: Array) -> dict[int, A
 
 
 def _descend(
-    residuals: Callable[[Array], Array], theta: Array, iterations: int, known: Mapping[int, Array]
+    residuals: Callable[[Array], Array],
+    theta: Array,
+    iterations: int,
+    known: Mapping[int, Array],
+    alone: Callable[[int, Array, Array], Array | None] | None = None,
 ) -> tuple[float, Array]:
     """Levenberg-Marquardt from ``theta`` (a finite-difference Jacobian, but for the ``known`` columns,
-    constant and given): the cost (the residuals' sum of squares) and the point it stopped at."""
+    constant and given): the cost (the residuals' sum of squares) and the point it stopped at. Where a
+    parameter ``k`` moves few rows, ``alone(k, theta, current)`` gives the residuals at ``theta`` by
+    re-evaluating those rows alone, the same numbers ``residuals`` would give (None: it does not)."""
     damping = 1e-2
     current = residuals(theta)
     cost = float(current @ current)
@@ -257,7 +311,8 @@ def _descend(
                 continue
             moved = theta.copy()
             moved[k] += step
-            jacobian[:, k] = (residuals(moved) - current) / step
+            at = alone(k, moved, current) if alone is not None else None
+            jacobian[:, k] = ((residuals(moved) if at is None else at) - current) / step
         normal = jacobian.T @ jacobian
         gradient = jacobian.T @ current
         improved = False

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.catalog import get
+from app.catalog import get, load
 from app.contracts import Precision, Task
-from app.perfmodel import bands
+from app.perfmodel import bands, calibrate
 from app.perfmodel.calibrate import PRIORS, Observation, fit, predict, traffic_group
 from app.perfmodel.device import Device, blas_share, device
 from app.perfmodel.model import (
@@ -27,7 +27,10 @@ from app.perfmodel.model import (
     stacked,
     step,
 )
+from app.perfmodel.observations import from_public, median_per_part
+from app.perfmodel.params import shipped as shipped_calibration
 from app.perfmodel.profile import Bucket, Linear, Memory, OpClass, Profile
+from benchmarks.accuracy import GPU_SOURCES, _profile, _public
 
 PARAMS = Params("gpu", {p: PRIORS["gpu"][p][0] for p in PARAMETERS})
 
@@ -304,6 +307,27 @@ def test_a_sources_yearly_reruns_share_one_traffic_factor() -> None:
     assert list(fitted.traffic) == ["public:x/toy/infer/bf16"]
     assert fitted.traffic["public:x/toy/infer/bf16"] == pytest.approx(3.0, rel=0.1)
     assert fitted.stacks["public:x-2022/toy/infer/bf16"] == pytest.approx(1.0, rel=0.1)
+
+
+def test_a_traffic_groups_rows_evaluated_alone_give_the_whole_designs_numbers() -> None:
+    """What lets the fit's Jacobian re-evaluate a traffic factor's rows alone (``calibrate._rows``): on
+    the published GPU rows, each group's rows come out bit for bit as the whole design's do."""
+    catalog = {e.id: e for e in load()}
+    published = median_per_part(from_public(_public(GPU_SOURCES), catalog, _profile))
+    design = calibrate._design(published)
+    like = shipped_calibration().of("gpu")
+    theta = np.log(
+        [like[p] for p in PARAMETERS]
+        + [1.3] * len(design.groups)
+        + [0.8 + 0.1 * t for t in range(len(design.traffics))]
+    )
+    whole = calibrate._predict(like, theta, design)
+    of = design.traffic_of[design.group]
+    assert len(design.traffics) > 5
+    for t in range(len(design.traffics)):
+        rows = np.flatnonzero(of == t)
+        assert 0 < len(rows) < len(whole)
+        assert np.array_equal(calibrate._predict(like, theta, calibrate._rows(design, rows)), whole[rows])
 
 
 @settings(max_examples=30, deadline=None)
