@@ -168,8 +168,8 @@ class Params:
     every call, where a GEMM packs its weights."""
     eager_conv_tile: float | None = None
     """The *eager tile factors*: ``eager_conv``'s and ``eager_kernel``'s for a precision that runs on a
-    CPU's tile units (AMX: ``device.on_tiles``). An Emerald Rapids VM ran eager bf16 at 0.12-0.17 of
-    OpenVINO's on ResNet-50 and 0.33-0.47 on BERT-base, where its fp32 ratios are 0.5-1.0: each call
+    CPU's tile units (AMX: ``device.on_tiles``). An Emerald Rapids VM ran eager bf16 at 0.17 of OpenVINO's
+    on ResNet-50 and 0.30-0.52 on BERT-base, where the lab CPUs' fp32 ratios are 0.5-1.0: each call
     reorders its plain-layout bf16 tensors into AMX's tiles, which a graph runtime does once. Measured
     on the lab CPUs' pairs at such a precision (app/perfmodel/runtime_pairs.py); None where none was:
     the vector units' factor."""

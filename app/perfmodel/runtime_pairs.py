@@ -21,7 +21,7 @@ pairs is already about half before any factor, and the factor they need is what 
 
 Where the precision runs on a CPU's tile units (AMX's bf16 and int8), the same two costs are paid on
 another unit, and eager PyTorch reaches a far smaller share of its peak: an Emerald Rapids VM with AMX
-ran eager bf16 at 0.12-0.17 of OpenVINO's bf16 on ResNet-50 and 0.33-0.47 on BERT-base, where the model
+ran eager bf16 at 0.17 of OpenVINO's bf16 on ResNet-50 and 0.30-0.52 on BERT-base, where the model
 without a factor of its own put 0.4-0.7. So a pair on tiles measures a tile factor of its class
 (``conv-tile``, ``gemm-tile``), and only such a pair does. Such a pair is not a figure of the lab level
 (app/perfmodel/lab_levels.py), which the vector units' figures set.
