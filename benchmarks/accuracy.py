@@ -538,6 +538,15 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
     for machine, pair, held, bare in rows:
         config = f"{pair.workload}/{pair.task.value} {pair.precision.value} batch {pair.batch}"
         out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
+    held = {(machine, pair) for machine, pair, _held, _bare in rows}
+    for m in runtime_pairs.shipped().machines:
+        alone = [p for p in m.pairs if runtime_pairs.on_tiles(p, m.parts(catalog)) and (m.name, p) not in held]
+        if alone:
+            factors = f"conv-tile {params.conv_on_tiles:.3f}, gemm-tile {params.kernel_on_tiles:.3f}"
+            out(
+                f"{m.name}: {len(alone)} pairs on AMX's tiles, which no other machine ran: not held out "
+                f"(in sample they set the eager tile factors, {factors})"
+            )
     pooled = runtime_pairs.leave_one_machine_out(runtime_pairs.shipped().machines, catalog, params, pooled=True)
     for name, found, k in (
         ("with the factors from the other machines", rows, 2),
