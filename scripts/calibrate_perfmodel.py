@@ -8,8 +8,8 @@ OpenVINO CPU results, with a stack factor per published source and workload; on 
 absolute figures of the lab CPUs that ran eager PyTorch and ONNX Runtime on the same configs, which
 set the CPU model's level (app/perfmodel/lab_levels.py), and their ratios the eager kernel factors
 (convolutions, GEMMs, each also on AMX's tiles; app/perfmodel/data/cpu_runtime_pairs.json,
-app/perfmodel/runtime_pairs.py). Then measures the
-bands: every part is predicted by the model fitted without it (leave one part out), and the 90%
+app/perfmodel/runtime_pairs.py). Then measures the bands: every part is predicted by the model fitted
+without it (leave one part out), and the 90%
 quantile of those errors is each kind's band (app/perfmodel/bands.py). ``gpu``/``cpu``: with the
 source's stack factor; ``*-uncalibrated``: without any, what a prediction for a stack nothing
 calibrated (the lab's eager runs on a kind of device it has not measured) can be off by; ``cpu-lab``:

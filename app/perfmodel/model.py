@@ -316,13 +316,13 @@ def evaluate(
     tile: Array,
 ) -> dict[str, Array]:
     """Per case: seconds per step and its parts. Device arrays are per case; ``dispatch`` is 1 for eager
-        dispatch; ``eager`` is 1 where the eager kernel factor and, on a GPU, the eager stream rate apply
-        (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
-        ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
-        ``training`` is 1 where the autograd factor applies (an eager PyTorch training step); ``tile`` is 1
+    dispatch; ``eager`` is 1 where the eager kernel factor and, on a GPU, the eager stream rate apply
+    (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
+    ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
+    ``training`` is 1 where the autograd factor applies (an eager PyTorch training step); ``tile`` is 1
     where the precision runs on a CPU's tile units (the eager tile factors apply); ``fusion`` is
-        ``fused(cols, dispatch)`` where the caller has it already (a fit evaluates the same cases thousands
-        of times with other parameters). Without ``parts``, only the seconds (what a fit reads)."""
+    ``fused(cols, dispatch)`` where the caller has it already (a fit evaluates the same cases thousands
+    of times with other parameters). Without ``parts``, only the seconds (what a fit reads)."""
     i = cols.case
     relaid = cols.convolution & (relayout[i] > 0)
     moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
