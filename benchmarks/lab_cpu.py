@@ -37,7 +37,7 @@ from app.catalog import CatalogHardware, load
 from app.catalog.probed import as_probed, bounded
 from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport, Task
 from app.perfmodel import lab_levels
-from app.perfmodel.device import device, matrix_unit
+from app.perfmodel.device import device, runs_on_tiles
 from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
 from app.perfmodel.profile import TENSOR_CLASSES, shipped
@@ -154,7 +154,7 @@ def _levelled(r: Result, parts: Sequence[CatalogHardware]) -> bool:
     """Whether a result is a zoo workload's in a runtime whose CPU level the lab's figures set (a language
     model's prefill and decode are the generation model's, with its own calibration), at a precision on
     the units they measured (not AMX's tiles)."""
-    unit = next((u for p in parts if (u := matrix_unit(p, r.precision)) is not None), None)
+    unit = "tile" if runs_on_tiles(parts, r.precision) else None
     return r.task not in (Task.prefill, Task.decode) and lab_levels.levelled("cpu", r.runtime, unit)
 
 

@@ -96,19 +96,18 @@ def calibrate() -> dict[str, object]:
         if not seen:
             continue
         if kind == "cpu":  # the level from the lab CPUs' own figures, the eager kernel factors from their pairs
-            machines = runtime_pairs().machines
-            fitted = lab_levels.calibrated(seen, machines, load())
+            machines, catalog = runtime_pairs().machines, load()
+            fitted = lab_levels.calibrated(seen, machines, catalog)
             eager[kind], eager_conv[kind] = _round(fitted.params.eager_kernel), _round(fitted.params.eager_conv)
             if fitted.params.eager_conv_tile is not None:
                 tile_conv[kind] = _round(fitted.params.eager_conv_tile)
             if fitted.params.eager_kernel_tile is not None:
                 tile_kernel[kind] = _round(fitted.params.eager_kernel_tile)
-            catalog = load()
             tiled = [on_tiles(p, m.parts(catalog)) for m in machines for p in m.pairs]
             counts["cpu-lab"] = 2 * tiled.count(False)  # the level's figures: eager and graph of each pair
             counts["cpu-lab-tiles"] = tiled.count(True)  # the pairs on tile units: the eager tile factors
-            held = lab_levels.leave_one_part_out(seen, machines, load(), fitted, only=SOURCES[kind][0])
-            level = lab_levels.leave_one_machine_out(seen, machines, load())
+            held = lab_levels.leave_one_part_out(seen, machines, catalog, fitted, only=SOURCES[kind][0])
+            level = lab_levels.leave_one_machine_out(seen, machines, catalog)
             band = bands.quantile([abs(math.log(f.predicted / f.measured)) for f in level])
             if band is not None:
                 found_bands[lab_levels.BAND] = _round(band)

@@ -8,6 +8,7 @@ so in words, and the model never borrows another precision's figure.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
@@ -94,6 +95,12 @@ def matrix_unit(hardware: CatalogHardware, precision: Precision) -> str | None:
     if hardware.kind != "cpu" or precision is Precision.fp32 or not given or not fp32:
         return None
     return "tile" if given > TILE_UNIT_TIMES_FP32 * fp32 else "vector"
+
+
+def runs_on_tiles(parts: Iterable[CatalogHardware], precision: Precision) -> bool:
+    """Whether ``precision`` runs on the tile units of any of ``parts`` (a lab machine known by its
+    generation may be any of them): what sets a CPU figure apart from the lab level and its factors."""
+    return any(matrix_unit(part, precision) == "tile" for part in parts)
 
 
 def on_tiles(dev: Device) -> bool:

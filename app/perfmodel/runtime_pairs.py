@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from app.catalog import CatalogHardware
 from app.contracts import OpClass, Precision, Task
-from app.perfmodel.device import device, matrix_unit
+from app.perfmodel.device import device, runs_on_tiles
 from app.perfmodel.model import EAGER_RUNTIME, Case, Params, evaluate, stacked
 from app.perfmodel.profile import TENSOR_CLASSES, Profile
 from app.perfmodel.profile import shipped as profiles
@@ -124,7 +124,7 @@ def profile_of_pair(pair: Pair) -> Profile | None:
 
 def on_tiles(pair: Pair, parts: Sequence[CatalogHardware]) -> bool:
     """Whether ``pair``'s precision runs on the tile units of the parts its machine may be (AMX)."""
-    return any(matrix_unit(part, pair.precision) == "tile" for part in parts)
+    return runs_on_tiles(parts, pair.precision)
 
 
 def group(pair: Pair, parts: Sequence[CatalogHardware]) -> str | None:
@@ -204,8 +204,8 @@ def _needed_logs(
     found: dict[str, dict[str, list[float]]] = {}
     for m in machines:
         logs: dict[str, list[float]] = {name: [] for name in FACTORS}
+        parts = m.parts(catalog)
         for pair in m.pairs:
-            parts = m.parts(catalog)
             measures, f = group(pair, parts), needed(pair, parts, params)
             if measures is not None and f is not None:
                 logs[measures].append(math.log(f))
@@ -248,12 +248,13 @@ def leave_one_machine_out(
     rows = []
     for m in machines:
         others = _geometric_medians([found for name, found in logs.items() if name != m.name])
+        parts = m.parts(catalog)
         for pair in m.pairs:
-            measures = group(pair, m.parts(catalog))
+            measures = group(pair, parts)
             if measures is None or measures not in others:
                 continue
-            held = modelled_ratios(pair, m.parts(catalog), with_factors(params, others), [others[measures]])
-            without = modelled_ratios(pair, m.parts(catalog), bare, [1.0])
+            held = modelled_ratios(pair, parts, with_factors(params, others), [others[measures]])
+            without = modelled_ratios(pair, parts, bare, [1.0])
             if held and without:
                 rows.append((m.name, pair, held[0], without[0]))
     return rows
