@@ -4,12 +4,17 @@ crash is one config's error; the rest say why."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
 from app.bench.config import BenchConfig
-from app.bench.runner import run_config
+from app.bench.runner import run_config, run_suite
 from app.bench.runtimes import runtimes
+from app.bench.suites import parse_suite
 from app.bench.workloads import workloads
 from app.contracts import Precision, ResultStatus, Task
 from tests.bench.support import TINY, machine
@@ -45,8 +50,52 @@ def run(workload: str, precision: Precision | str, batch: int = 2) -> np.ndarray
 
 
 @pytest.fixture(scope="module")
-def mobilenet_outputs() -> dict[Precision | str, np.ndarray]:
-    return {form: run("mobilenet_v2", form) for form in FORMS}
+def mobilenet_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[Precision | str, np.ndarray]:
+    """Each form's scores, its file made by a suite's run in a cache of its own."""
+    from app.bench import litert_export
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        children = suite_converted(patch, "mobilenet_v2", FORMS)
+        assert children == [sorted(litert_export.FORMATS)], "one child converts every form the suite runs"
+        return {form: run("mobilenet_v2", form) for form in FORMS}
+
+
+def suite_converted(patch: pytest.MonkeyPatch, workload: str, forms: list[Precision | str]) -> list[list[str]]:
+    """Run a suite of the workload in each form (each config measured, ok) and say which forms each
+    conversion child was asked for."""
+    from app.bench import litert_export
+
+    children: list[list[str]] = []
+    real = litert_export._convert_in_child
+
+    def counted(workload: Any, size: Any, paths: dict[str, Path], batch: int) -> None:
+        children.append(sorted(paths))
+        real(workload, size, paths, batch)
+
+    patch.setattr(litert_export, "_convert_in_child", counted)
+    precisions = sorted({"int8" if form == STATIC else str(form) for form in forms})
+    variants = sorted({"int8-static" if form == STATIC else "none" for form in forms})
+    suite = parse_suite(
+        f"""
+        name = "forms"
+        [measure]
+        fixed_iterations = 2
+        warmup_min = 1
+        warmup_budget_s = 0.0
+        [[grid]]
+        workloads = ["{workload}"]
+        runtimes = ["litert"]
+        precisions = {json.dumps(precisions)}
+        variants = {json.dumps(variants)}
+        batch_sizes = [2]
+        threads = [{THREADS}]
+        """
+    )
+    done = run_suite(suite, machine(), size="tiny")
+    ran = {(r.precision.value, r.variant) for r in done.results if r.status is ResultStatus.ok}
+    assert len(ran) == len(forms), [(r.precision, r.variant, r.status, r.reason) for r in done.results]
+    return children
 
 
 @pytest.mark.parametrize("precision", FORMS)
@@ -94,12 +143,20 @@ def test_the_lstm_runs_at_its_fixed_batch_through_the_harness() -> None:
     assert run("lstm", Precision.fp32, batch=3).shape == (3, workloads.get("lstm")().tiny_sequence, 10_000)
 
 
-def test_a_converter_crash_is_an_error_not_the_end_of_the_process() -> None:
-    """The full-integer calibrator segfaults on the Keras LSTM: the child dies, the bench process does not."""
-    from app.bench.litert_export import model_path
+def test_a_converter_crash_is_an_error_not_the_end_of_the_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full-integer calibrator segfaults on the Keras LSTM: the child dies, the bench process does
+    not, and the form the child made before it is kept."""
+    from app.bench.litert_export import cached_path, model_paths
 
+    monkeypatch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path))
+    lstm = workloads.get("lstm")()
     with pytest.raises(RuntimeError, match="converting lstm to LiteRT int8-static failed"):
-        model_path(workloads.get("lstm")(), "tiny", "int8-static", 2)
+        model_paths(lstm, "tiny", ["int8-static", "fp32"], 2)
+    assert cached_path(lstm, "tiny", "fp32", 2).is_file()
+    assert not cached_path(lstm, "tiny", "int8-static", 2).exists()
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [cached_path(lstm, "tiny", "fp32", 2).name]
 
 
 def test_a_pruned_lstm_runs_in_dynamic_range_int8() -> None:

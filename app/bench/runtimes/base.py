@@ -9,7 +9,7 @@ with a ``RuntimeInfo`` registered with ``@runtimes.register``; its module import
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -82,6 +82,13 @@ class Runtime(ABC):
     @abstractmethod
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
         """Load the model and inputs on the device and return the step to time."""
+
+    def ahead(self, config: BenchConfig, later: Sequence[BenchConfig], size: Size) -> None:
+        """Before ``config`` is prepared (the runner has checked it can run here): make, in one go, what
+        it shares with ``later``, the suite's configs of its runtime and workload still to come that can
+        run here. LiteRT converts the forms of a model that the suite runs from one export; the others
+        share nothing. What fails here is left for each config's own ``prepare`` to meet and report."""
+        return None
 
 
 runtimes: Registry[type[Runtime]] = Registry("runtime", package="app.bench.runtimes")

@@ -10,6 +10,7 @@ Pruned variants are the Keras models built at the pruned widths. Inference only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from app.bench.config import BenchConfig
@@ -63,6 +64,20 @@ class LiteRt(Runtime):
         return super().variant_unsupported(variant, config) or keras_variant_unsupported(
             self.info.name, variant, config
         )
+
+    def ahead(self, config: BenchConfig, later: Sequence[BenchConfig], size: Size) -> None:
+        """Convert every form of the config's model that it and the later configs run, in one child:
+        the forms share the Keras model's export, most of a conversion's time."""
+        from app.bench.litert_export import STATIC_BATCH, model_paths
+        from app.bench.variants import workload_for
+
+        def model_of(c: BenchConfig) -> tuple[str, int | None]:
+            """The file family a config runs: its model (in a variant that changes it), at a fixed batch."""
+            return workload_for(c.workload, c.variant).cache_name, c.batch_size if c.workload in STATIC_BATCH else None
+
+        model = model_of(config)
+        forms = {form_of(c) for c in [config, *later] if model_of(c) == model}
+        model_paths(workload_for(config.workload, config.variant), size, forms, config.batch_size)
 
     def prepare(self, config: BenchConfig, workload: Workload, size: Size) -> Prepared:
         from ai_edge_litert.interpreter import Interpreter
