@@ -539,10 +539,12 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
         config = f"{pair.workload}/{pair.task.value} {pair.precision.value} batch {pair.batch}"
         out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
     held = {(machine, pair) for machine, pair, _held, _bare in rows}
-    for m in runtime_pairs.shipped().machines:
+    machines = runtime_pairs.shipped().machines
+    found = runtime_pairs.factors(machines, catalog, params)
+    for m in machines:
         alone = [p for p in m.pairs if runtime_pairs.on_tiles(p, m.parts(catalog)) and (m.name, p) not in held]
         if alone:
-            factors = f"conv-tile {params.conv_on_tiles:.3f}, gemm-tile {params.kernel_on_tiles:.3f}"
+            factors = ", ".join(f"{name} {found[name]:.3f}" for name in ("conv-tile", "gemm-tile") if name in found)
             out(
                 f"{m.name}: {len(alone)} pairs on AMX's tiles, which no other machine ran: not held out "
                 f"(in sample they set the eager tile factors, {factors})"

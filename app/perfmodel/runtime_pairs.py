@@ -6,11 +6,11 @@ layout (its input, output and weights reordered to oneDNN's blocked layout and b
 each linear layer an MKL GEMM that packs its weights on every call, where ONNX Runtime and OpenVINO keep
 the blocked layout across the graph and pack the weights once. The model without a factor had eager
 PyTorch at 0.9-1.0 of ONNX Runtime on ResNet-50 (its fusion and dispatch alone); this project's lab CPUs
-measured 0.5-0.7.
+measured 0.4-0.7.
 
-The two costs differ, and so do the ratios: the five lab CPUs measured 0.46-0.72 on ResNet-50 (its
-matrix work all convolutions) and 0.44-0.98 on BERT and the LSTM (all GEMMs), the convolutions lower on
-four of the five. So there are two factors, ``FACTORS``: one for convolutions (``Params.eager_conv``),
+The two costs differ, and so do the ratios: the six lab CPUs measured 0.39-0.72 on ResNet-50 (its
+matrix work all convolutions) and 0.44-1.07 on BERT and the LSTM (all GEMMs), the convolutions lower on
+five of the six. So there are two factors, ``FACTORS``: one for convolutions (``Params.eager_conv``),
 one for the GEMMs of linear layers, attention and recurrent cells (``Params.eager_kernel``), each pair
 measuring the one whose class does most of its matrix FLOPs (``group``).
 
