@@ -324,7 +324,7 @@ def run_suite(
             if progress is not None:
                 progress(index, len(configs), config, eta)
             if rendezvous is None:
-                _ahead(config, [c for c in configs[index:] if c.label() not in skip], machine, size)
+                _ahead(config, configs[index:], skip, machine, size)
                 result: Result | None = run_config(config, machine, settings, size=size)
             else:
                 at = dataclasses.replace(rendezvous, port=rendezvous.port + index - 1)
@@ -340,15 +340,22 @@ def run_suite(
     return run
 
 
-def _ahead(config: BenchConfig, later: list[BenchConfig], machine: MachineSpec, size: Size) -> None:
+def _ahead(
+    config: BenchConfig, later: list[BenchConfig], skip: Collection[str], machine: MachineSpec, size: Size
+) -> None:
     """Let the config's runtime make what the config shares with the suite's later configs of its
-    runtime and workload that can run here (``Runtime.ahead``: LiteRT's conversions of one model)."""
+    runtime and workload that can run here and are not skipped (``Runtime.ahead``: LiteRT's conversions
+    of one model)."""
     if config.workload in primitives or unknown_runtime(config.runtime):
         return
     runtime = runtimes.get(config.runtime)()
     if type(runtime).ahead is Runtime.ahead or unsupported_reason(config, machine):
         return
-    kin = [c for c in later if (c.runtime, c.workload) == (config.runtime, config.workload)]
+    kin = [
+        c
+        for c in later
+        if (c.runtime, c.workload) == (config.runtime, config.workload) and not (skip and c.label() in skip)
+    ]
     # what fails here, each config's own prepare meets again and reports as that config's error
     with contextlib.suppress(Exception):
         runtime.ahead(config, [c for c in kin if unsupported_reason(c, machine) is None], size)
