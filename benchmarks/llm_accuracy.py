@@ -1,7 +1,7 @@
 """How well prefill and decode are predicted on this machine's measured presets, one preset held out.
 
     .venv/bin/python -m app bench --suite benchmarks/llm_cpu.toml --out benchmarks/data/llm_cpu_run.json
-    .venv/bin/python -m benchmarks.llm_accuracy [--run FILE ...] [--markdown] [--write]
+    .venv/bin/python -m benchmarks.llm_accuracy [--run FILE ...] [--markdown] [--write [--out FILE]]
 
 The run (benchmarks/llm_cpu.toml) measures three presets' prefill and decode through the real runner,
 and the machine's memory bandwidth (copy_256mb). On a machine others share, run it several times
@@ -290,6 +290,7 @@ def main() -> None:
     machine_options(parser)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--write", action="store_true", help=f"write the factors and bands to {OUT}")
+    parser.add_argument("--out", type=Path, default=OUT, help="where --write writes (default: the shipped file)")
     args = parser.parse_args()
     reports = [RunReport.model_validate_json(path.read_text(encoding="utf-8")) for path in args.run]
     if len({r.machine.hostname for r in reports}) > 1:
@@ -387,8 +388,8 @@ def main() -> None:
             vendors={"gpu": sorted({get(run.hardware_id).vendor for run, _ in runs})} if gpu else {},
             runtimes={"gpu": sorted({c.result.runtime for c in gpu})} if gpu else {},
         )
-        OUT.write_text(json.dumps(calibration_out.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"wrote {OUT}")
+        args.out.write_text(json.dumps(calibration_out.model_dump(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
