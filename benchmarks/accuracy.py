@@ -534,22 +534,23 @@ def in_sample(observations: Sequence[Observation], out: Callable[[str], None]) -
 
 def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callable[[str], None]) -> None:
     """Test 5: leave one lab machine out over app/perfmodel/data/cpu_runtime_pairs.json."""
-    rows = runtime_pairs.leave_one_machine_out(runtime_pairs.shipped().machines, catalog, params)
+    machines = runtime_pairs.shipped().machines
+    rows = runtime_pairs.leave_one_machine_out(machines, catalog, params)
     for machine, pair, held, bare in rows:
         config = f"{pair.workload}/{pair.task.value} {pair.precision.value} batch {pair.batch}"
         out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
     held = {(machine, pair) for machine, pair, _held, _bare in rows}
-    machines = runtime_pairs.shipped().machines
     found = runtime_pairs.factors(machines, catalog, params)
     for m in machines:
-        alone = [p for p in m.pairs if runtime_pairs.on_tiles(p, m.parts(catalog)) and (m.name, p) not in held]
+        parts = m.parts(catalog)
+        alone = [p for p in m.pairs if runtime_pairs.on_tiles(p, parts) and (m.name, p) not in held]
         if alone:
             factors = ", ".join(f"{name} {found[name]:.3f}" for name in ("conv-tile", "gemm-tile") if name in found)
             out(
                 f"{m.name}: {len(alone)} pairs on AMX's tiles, which no other machine ran: not held out "
                 f"(in sample they set the eager tile factors, {factors})"
             )
-    pooled = runtime_pairs.leave_one_machine_out(runtime_pairs.shipped().machines, catalog, params, pooled=True)
+    pooled = runtime_pairs.leave_one_machine_out(machines, catalog, params, pooled=True)
     for name, found, k in (
         ("with the factors from the other machines", rows, 2),
         ("with one factor for both classes from the other machines", pooled, 2),
