@@ -36,13 +36,14 @@ Ada), whose large L2 the model lets a smaller batch's kernels stream from.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import secrets
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,8 +242,10 @@ def reasons(answers: Sequence[Answer]) -> Counter[str]:
     return said
 
 
-def sweep(parts: Sequence[str], batches: Sequence[int], runtime: str) -> list[Answer]:
-    """The app on a fresh SQLite database holding only what ships, asked every pair."""
+@contextlib.contextmanager
+def shipped_client() -> Iterator[tuple[Any, dict[str, str]]]:
+    """The app on a fresh SQLite database holding only what ships (a lab that has measured nothing yet), with a
+    read-only token's headers."""
     from fastapi.testclient import TestClient
 
     from app.config import Settings
@@ -262,10 +265,15 @@ def sweep(parts: Sequence[str], batches: Sequence[int], runtime: str) -> list[An
                     "/api/v1/tokens", json={"kind": "readonly"}, headers={"Authorization": f"Bearer {admin}"}
                 )
                 made.raise_for_status()
-                headers = {"Authorization": f"Bearer {made.json()['token']}"}
-                return ask_all(client, headers, parts, batches, runtime)
+                yield client, {"Authorization": f"Bearer {made.json()['token']}"}
         finally:
             database.dispose()
+
+
+def sweep(parts: Sequence[str], batches: Sequence[int], runtime: str) -> list[Answer]:
+    """The shipped app asked every pair."""
+    with shipped_client() as (client, headers):
+        return ask_all(client, headers, parts, batches, runtime)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
