@@ -54,8 +54,9 @@ def test_the_h200_run_holds_its_machine_its_runs_and_every_result() -> None:
         for e in run.results
         if e.settled and e.result.workload == "gemm_8192" and e.result.precision.value == "bf16"
     ]
-    # one settled figure per machine that measured it (the recheck's and the reference grid's)
-    assert len(gemm) == 2 and all(600 < (g.achieved_tflops or 0) < 800 for g in gemm)
+    # one settled figure per run that measured it (the recheck's, the reference grid's, and session 45's
+    # machine twice: its second job ran the grid again minutes later)
+    assert len(gemm) == 4 and all(600 < (g.achieved_tflops or 0) < 800 for g in gemm)
     # NVML's counter read over a half-second region can run a few percent above the 700 W limit (the notes say so)
     assert gemm[0].power_source is PowerSource.nvml and 650 < (gemm[0].mean_power_w or 0) < 1.1 * 700
     assert any("above the board's 700 W limit" in note for note in run.notes)
@@ -280,11 +281,11 @@ def test_the_h200_runs_measured_the_batches_between_its_own_on_other_machines() 
     run = h200()
     suite_of = {r.id: r.suite for r in run.runs}
     uuid_of = {r.id: r.gpu_uuid for r in run.runs}
-    (reference_run,) = [r.id for r in run.runs if r.suite == "gpu_reference"]
+    grids = {r.gpu_uuid for r in run.runs if r.suite == "gpu_reference"}
     between = [e for e in reference.settled_models(run) if suite_of[e.run].startswith("gpu_batch")]
     batches = {(e.result.task, e.result.batch_size) for e in between}
     assert batches >= {(Task.infer, 8), (Task.infer, 32), (Task.infer, 128), (Task.train, 64), (Task.train, 128)}
-    assert all(uuid_of[e.run] != uuid_of[reference_run] for e in between)
+    assert all(uuid_of[e.run] not in grids for e in between)
     assert any("two runs measured" in note for note in run.notes)
 
 

@@ -11,7 +11,7 @@ from app.catalog import get, reference
 from app.catalog import load as catalog_entries
 from app.contracts import LLM_PRESETS, Precision, Recommendation, Task
 from app.perfmodel import generation
-from app.perfmodel.bands import as_pct
+from app.perfmodel.bands import as_pct, in_regime
 from app.perfmodel.predict import band_of
 from app.perfmodel.profile import TENSOR_CLASSES
 from app.perfmodel.profile import shipped as profiles
@@ -273,8 +273,9 @@ def test_fp16_that_no_run_measured_is_calibrated_by_the_bf16_runs_with_the_twin_
     assert "at bf16 (nothing measured fp16: the same tensor units)" in fp16["explanation"]
     assert "nothing measured" not in bf16["explanation"]
     # the same tensor units at the same rate on an A100: the bf16 runs' figure, with the twin's wider band
+    # (of the device's steps: BERT-base at batch 256 keeps an A100 busy)
     assert fp16["throughput_samples_per_s"] == pytest.approx(bf16["throughput_samples_per_s"], rel=0.05)
-    assert fp16["error_pct"] >= as_pct(band_of("gpu-twin")) > bf16["error_pct"]
+    assert fp16["error_pct"] >= as_pct(band_of(in_regime("gpu-twin", "device"))) > bf16["error_pct"]
 
 
 def test_fp16_measured_only_far_from_the_batch_is_calibrated_by_bf16_measured_near_it(api: Api) -> None:
