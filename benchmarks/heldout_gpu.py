@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import statistics
 import sys
@@ -62,8 +63,6 @@ def built(exports: Sequence[Path]) -> ReferenceRun:
 
 def jobs(exports: Sequence[Path]) -> dict[str, str]:
     """Each run's job, from the exports' runs tables."""
-    import json
-
     found = {}
     for export in exports:
         for line in export.read_text().splitlines():
