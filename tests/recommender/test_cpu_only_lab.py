@@ -303,6 +303,33 @@ def test_fp16_measured_only_far_from_the_batch_is_calibrated_by_bf16_measured_ne
     assert "at bf16 (fp16 measured only farther from batch 1" in lstm.json()["explanation"]
 
 
+def test_a_host_bound_16_bit_step_measured_as_far_in_both_is_calibrated_by_the_one_more_machines_measured(
+    api: Api,
+) -> None:
+    """The H200's runs settled DistilBERT training in fp16 at batch 32 on one machine and in bf16 on four
+    runs, which stood 1.61x apart there (machines, not precisions: the one machine measured both alike).
+    At batch 1, host-bound, both as far: bf16's four runs calibrate fp16 too. At 1024, as far beyond both
+    at 256 but where the device bounds the step and fp16's own kernels may differ from bf16's, each keeps
+    its own."""
+    headers = api.bearer(api.token("readonly"))
+    found = {}
+    for precision in ("bf16", "fp16"):
+        for batch in (1, 1024):
+            body = {"catalog_id": "h200-sxm-141gb", "workload": "distilbert", "task": "train", "runtime": "torch-eager"}
+            response = api.client.post(
+                "/api/v1/predictions", json={**body, "precision": precision, "batch_size": batch}, headers=headers
+            )
+            assert response.status_code == 200, response.text
+            found[precision, batch] = response.json()
+    fp16, bf16 = found["fp16", 1], found["bf16", 1]
+    assert "at bf16 (fp16 measured as far on fewer machines, and the host bounds this step" in fp16["explanation"]
+    assert "at fp16" not in bf16["explanation"]
+    assert fp16["throughput_samples_per_s"] == pytest.approx(bf16["throughput_samples_per_s"], rel=0.05)
+    assert fp16["error_pct"] >= as_pct(band_of(in_regime("gpu-twin", "host")))
+    assert found["fp16", 1024]["kind"] == found["bf16", 1024]["kind"] == "predicted"
+    assert "at bf16" not in found["fp16", 1024]["explanation"]
+
+
 def test_tf32_carried_from_another_part_is_no_slower_than_fp32_where_the_device_bounds_the_step(api: Api) -> None:
     """The H100 run measured AlexNet inference at batch 256 in TF32 at 0.43 of the model and in FP32 at
     0.81 (TF32 1.64x FP32 there); carried as they were to an A10 or RTX 4090, memory-bound, TF32 read

@@ -8,6 +8,7 @@ never replaced by an interpolation or a prediction.
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -55,6 +56,16 @@ class Ratios:
     """A CPU's matrix unit at the precision (app/perfmodel/device.py ``matrix_unit``)."""
     points: list[tuple[int, float]] = field(default_factory=list)
     timed: list[Timed] = field(default_factory=list)
+    systems: dict[int, int] = field(default_factory=dict)
+    """Per batch, how many systems its point there stands for (a reference part's point is the median of
+    its runs'; a lab device's, one)."""
+
+    def systems_near(self, batch: int | None) -> int:
+        """The systems behind its point nearest ``batch`` (in log batch), the one a ratio carried beyond
+        its batches is read at (``references.at_batch``)."""
+        if batch is None or not self.systems:
+            return 1
+        return self.systems[min(self.systems, key=lambda b: (abs(math.log(b / batch)), b))]
 
 
 class LabCorrection(NamedTuple):
@@ -73,6 +84,8 @@ class LabCorrection(NamedTuple):
     own: bool = False
     """Whether a device of the asked part itself measured the config (at any batch): its own figures, not
     ratios carried from other parts."""
+    systems: int = 1
+    """How many systems stand behind the devices' points nearest the batch (``Ratios.systems_near``)."""
 
     @property
     def beyond(self) -> bool:

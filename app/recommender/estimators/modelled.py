@@ -7,10 +7,11 @@ devices of the same kind measured over what the model says for them (their measu
 ratio, the geometric mean over devices). A reference run hwadvisor ships counts as one such device
 (app/catalog/reference.py): the model says how parts differ, which is what it was validated on, and
 the measurement says how fast the lab's own stack runs the workload. With no measurement of that
-runtime and precision on that kind of device, or with measurements of it only far from the batch, a GPU's
-fp16 takes bf16's ratio and the other way round (their *twin*, app/perfmodel/references.py ``TWINS``: the
-same tensor units; ``_twin``) with the ``gpu-twin`` band at least; with none at either, the model stands
-alone (eager PyTorch) with the wider band that kind of estimate earned. A GPU's TF32 figure that no device
+runtime and precision on that kind of device, or with measurements of it only far from the batch (or as
+far, on fewer machines, at a step the host bounds), a GPU's fp16 takes bf16's ratio and the other way round
+(their *twin*, app/perfmodel/references.py ``TWINS``: the same tensor units; ``_twin``) with the
+``gpu-twin`` band at least; with none at either, the model stands alone (eager PyTorch) with the wider
+band that kind of estimate earned. A GPU's TF32 figure that no device
 of its part measured is never below its FP32 figure where the device bounds the step (``_plain``). A
 calibrated figure's band is the transfer's (``gpu-transfer``: each reference run predicted from another
 this way, scripts/calibrate_perfmodel.py), or the kind's
@@ -206,6 +207,7 @@ def _mean(chosen: Sequence[tuple[Ratios, float]], batch: int | None, runs_alone:
         tuple(sorted(d.label for d, _ in chosen)),
         between=min(measured) < batch < max(measured) if runs_alone and batch is not None else None,
         reach=0.0 if batch is None else reach(batch, measured),
+        systems=sum(d.systems_near(batch) for d, _ in chosen),
     )
 
 
@@ -256,6 +258,7 @@ def _measured_ratios(
                     device, Ratios(label, source, p.hardware.spec.id, modelled.band_kind, p.hardware, p.threads, unit)
                 )
                 found.points.append((p.batch_size, ratio))
+                found.systems[p.batch_size] = max(found.systems.get(p.batch_size, 0), p.systems)
                 found.timed.append(Timed(b.host_s, b.device_s, b.seconds * modelled.throughput / p.throughput))
     evidence.corrections[key] = per_device
     return per_device
@@ -379,6 +382,7 @@ def _twin(
     kind: str,
     correction: LabCorrection | None,
     measured_at: Callable[[Precision], LabCorrection | None],
+    regime: str,
 ) -> LabCorrection | None:
     """The twin precision's (``TWINS``) correction where it calibrates a GPU's figure instead of the
     precision's own: where nothing measured the precision, or its measurements all lie far from the batch
@@ -387,14 +391,20 @@ def _twin(
     twin at its own batch errs less (``gpu-twin``, 90% of log errors within 0.35-0.37) than one carried
     from the nearest batch more than BEYOND_NEAR times away (``gpu-beyond``, 0.57-0.71). ResNet-50
     inference in fp16, which the runs measured at batch 256 alone, was 2.1x its bf16 figure at batch 1
-    before this rule."""
+    before this rule. Where both lie equally far and the model puts the step asked on the host, the one
+    more systems measured there calibrates it: the host's per-operator cost is the same at either
+    precision, and machines of one part run such a step up to 3x apart (docs/ACCURACY.md, session 45:
+    the H200's DistilBERT training in fp16 stood on one fast machine at batch 32, bf16 on four runs, and
+    at batch 1 fp16 was 1.61x bf16)."""
     twin = TWINS.get(precision) if kind == "gpu" else None
     if twin is None or (correction is not None and not correction.beyond):
         return None
     at_twin = measured_at(twin)
-    if at_twin is None or (correction is not None and at_twin.reach >= correction.reach):
-        return None
-    return at_twin
+    if at_twin is None or correction is None:
+        return at_twin
+    nearer = at_twin.reach < correction.reach and not math.isclose(at_twin.reach, correction.reach)
+    wider = regime == "host" and math.isclose(at_twin.reach, correction.reach) and at_twin.systems > correction.systems
+    return at_twin if nearer or wider else None
 
 
 def _twin_read(hardware: Hardware, config: Config, evidence: Evidence) -> tuple[float, int, Precision] | None:
@@ -456,7 +466,7 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             )
 
         own = measured_at(config.precision)
-        at_twin = _twin(config.precision, kind, own, measured_at)
+        at_twin = _twin(config.precision, kind, own, measured_at, modelled.regime)
         correction = at_twin if at_twin is not None else own
         by_twin = at_twin is not None
         factor, references = (correction.factor, correction.references) if correction is not None else (1.0, ())
@@ -474,11 +484,12 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
             band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))
             asked = config.precision.value
-            said = (
-                f"nothing measured {asked}"
-                if own is None
-                else f"{asked} measured only farther from batch {config.batch_size}"
-            )
+            if own is None:
+                said = f"nothing measured {asked}"
+            elif own.reach > at_twin.reach:
+                said = f"{asked} measured only farther from batch {config.batch_size}"
+            else:
+                said = f"{asked} measured as far on fewer machines, and the host bounds this step"
             calibrated_by += f" at {TWINS[config.precision].value} ({said}: the same tensor units)"
         if kind == "gpu":  # this part's own reading at the twin, whatever calibrates the figure
             twin_read = _twin_read(hardware, config, evidence)
