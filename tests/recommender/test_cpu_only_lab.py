@@ -278,19 +278,27 @@ def test_fp16_that_no_run_measured_is_calibrated_by_the_bf16_runs_with_the_twin_
     assert fp16["error_pct"] >= as_pct(band_of(in_regime("gpu-twin", "device"))) > bf16["error_pct"]
 
 
-def test_fp16_measured_only_far_from_the_batch_is_calibrated_by_bf16_measured_near_it(api: Api) -> None:
-    """The reference runs settled ResNet-50 inference in fp16 at batch 256 alone, and in bf16 from batch 1:
-    at batch 1 the bf16 ratio speaks (the step is the host's there, whichever 16 bits), at 256 fp16's own."""
-    headers = api.bearer(api.token("readonly"))
+def sixteen_bits(
+    api: Api, headers: dict[str, str], part: str, workload: str, task: str, batches: tuple[int, ...]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """POST /api/v1/predictions for the part's eager workload in bf16 and fp16 at each batch."""
     found = {}
+    body = {"catalog_id": part, "workload": workload, "task": task, "runtime": "torch-eager"}
     for precision in ("bf16", "fp16"):
-        for batch in (1, 256):
-            body = {"catalog_id": "h100-sxm5-80gb", "workload": "resnet50", "task": "infer", "runtime": "torch-eager"}
+        for batch in batches:
             response = api.client.post(
                 "/api/v1/predictions", json={**body, "precision": precision, "batch_size": batch}, headers=headers
             )
             assert response.status_code == 200, response.text
             found[precision, batch] = response.json()
+    return found
+
+
+def test_fp16_measured_only_far_from_the_batch_is_calibrated_by_bf16_measured_near_it(api: Api) -> None:
+    """The reference runs settled ResNet-50 inference in fp16 at batch 256 alone, and in bf16 from batch 1:
+    at batch 1 the bf16 ratio speaks (the step is the host's there, whichever 16 bits), at 256 fp16's own."""
+    headers = api.bearer(api.token("readonly"))
+    found = sixteen_bits(api, headers, "h100-sxm5-80gb", "resnet50", "infer", (1, 256))
     small, large = found["fp16", 1], found["fp16", 256]
     assert "at bf16 (fp16 measured only farther from batch 1: the same tensor units)" in small["explanation"]
     assert small["throughput_samples_per_s"] == pytest.approx(found["bf16", 1]["throughput_samples_per_s"], rel=0.05)
@@ -311,16 +319,7 @@ def test_a_host_bound_16_bit_step_measured_as_far_in_both_is_calibrated_by_the_o
     At batch 1, host-bound, both as far: bf16's four runs calibrate fp16 too. At 1024, as far beyond both
     at 256 but where the device bounds the step and fp16's own kernels may differ from bf16's, each keeps
     its own."""
-    headers = api.bearer(api.token("readonly"))
-    found = {}
-    for precision in ("bf16", "fp16"):
-        for batch in (1, 1024):
-            body = {"catalog_id": "h200-sxm-141gb", "workload": "distilbert", "task": "train", "runtime": "torch-eager"}
-            response = api.client.post(
-                "/api/v1/predictions", json={**body, "precision": precision, "batch_size": batch}, headers=headers
-            )
-            assert response.status_code == 200, response.text
-            found[precision, batch] = response.json()
+    found = sixteen_bits(api, api.bearer(api.token("readonly")), "h200-sxm-141gb", "distilbert", "train", (1, 1024))
     fp16, bf16 = found["fp16", 1], found["bf16", 1]
     assert "at bf16 (fp16 measured as far on fewer machines, and the host bounds this step" in fp16["explanation"]
     assert "at fp16" not in bf16["explanation"]
