@@ -26,14 +26,15 @@ figure of a step the host bounds. ``--all`` prints each config.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
-import json
 import math
 import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from app.catalog import load as catalog
@@ -42,34 +43,35 @@ from app.contracts import ReferenceRun, Result
 from app.perfmodel import references
 from app.recommender.estimators.base import Config, Evidence
 from app.recommender.estimators.modelled import Modelled
-from app.recommender.evidence import LAB, Point, catalog_hardware
+from app.recommender.evidence import LAB, catalog_hardware
 from benchmarks.pairs_sweep import shipped_client
+from benchmarks.reference_check import points
 
 WAYS = ("api", "transfer", "model")
 Figure = tuple[float, float, float]
 """An estimate: the throughput, the band's low and high ends."""
 
 
-def built(exports: Sequence[Path]) -> ReferenceRun:
-    """The exports as scripts/build_reference.py reads them (settled results, the later of a run's twice)."""
+@functools.cache
+def _build_reference() -> ModuleType:
+    """scripts/build_reference.py, which reads the exports (a script, not a package: loaded by path)."""
     path = Path(__file__).resolve().parents[1] / "scripts" / "build_reference.py"
     spec = importlib.util.spec_from_file_location("build_reference", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    run: ReferenceRun = module.build(list(exports))
+    return module
+
+
+def built(exports: Sequence[Path]) -> ReferenceRun:
+    """The exports as scripts/build_reference.py reads them (settled results, the later of a run's twice)."""
+    run: ReferenceRun = _build_reference().build(list(exports))
     return run
 
 
 def jobs(exports: Sequence[Path]) -> dict[str, str]:
     """Each run's job, from the exports' runs tables."""
-    found = {}
-    for export in exports:
-        for line in export.read_text().splitlines():
-            entry = json.loads(line)
-            if entry.get("table") == "runs":
-                found[entry["row"]["id"]] = entry["row"]["job_id"]
-    return found
+    return {row["id"]: row["job_id"] for export in exports for row in _build_reference().rows(export, "runs")}
 
 
 def key(result: Result) -> tuple[str, str, str, int]:
@@ -127,16 +129,11 @@ def modelled_figures(run: ReferenceRun, asked: Sequence[Result]) -> dict[str, di
     for r in asked:
         assert r.task is not None
         config = Config(r.runtime, r.precision, r.batch_size, None, LAB)
-        calibration = [
-            Point(part, other.source, e.runtime, e.precision, e.batch_size, None, e.throughput_samples_per_s or 0.0)
-            for other, part in others
-            for entry in reference.settled_models(other)
-            if (e := entry.result).runtime == references.EAGER and e.workload == r.workload and e.task is r.task
-        ]
-        for way, points in (("transfer", calibration), ("model", [])):
-            if way == "transfer" and not points:
+        calibration = [p for other, part in others for p in points(other, part, r)]
+        for way, chosen in (("transfer", calibration), ("model", [])):
+            if way == "transfer" and not chosen:
                 continue
-            guess = Modelled.estimate(hardware, config, Evidence(points, workload=r.workload, task=r.task))
+            guess = Modelled.estimate(hardware, config, Evidence(chosen, workload=r.workload, task=r.task))
             if guess is not None:
                 found[way][key(r)] = (guess.throughput_samples_per_s, guess.throughput_low, guess.throughput_high)
     return found
