@@ -354,11 +354,13 @@ def _ahead(
     kin = [
         c
         for c in later
-        if (c.runtime, c.workload) == (config.runtime, config.workload) and not (skip and c.label() in skip)
+        if (c.runtime, c.workload) == (config.runtime, config.workload)
+        and not (skip and c.label() in skip)
+        and unsupported_reason(c, machine) is None
     ]
     # what fails here, each config's own prepare meets again and reports as that config's error
     with contextlib.suppress(Exception):
-        runtime.ahead(config, [c for c in kin if unsupported_reason(c, machine) is None], size)
+        runtime.ahead(config, kin, size)
 
 
 def run_report(suite: Suite, machine: MachineSpec, run: SuiteRun, *, started_at: datetime) -> RunReport:
