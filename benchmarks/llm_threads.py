@@ -9,7 +9,12 @@ kind of machine, described as benchmarks/llm_accuracy.py describes it (rule peak
 and each step is predicted with the shipped calibration twice: as the model gives it, and without the
 rule that an AMD CPU's one-row fp32 products run on one thread (``generation.one_thread_rows``, switched
 off here for the second prediction; the BLAS share, ``device.blas_share``, stays, as the calibration was
-fitted with it). Per thread count: the mean absolute log error of each. Nothing here is fitted.
+fitted with it). Per thread count: the mean absolute log error of each (and the model's signed mean,
+model over measured). Nothing here is fitted.
+
+``--run`` also takes another machine's run of benchmarks/llm_cpu.toml or of this suite, described by
+``--clock-ghz`` (``benchmarks.cpu_clock``) and ``--flop-per-cycle``: the calibration carried to a machine
+it never saw (docs/ACCURACY.md, session 46: a Zen 3 VM).
 """
 
 from __future__ import annotations
@@ -68,18 +73,18 @@ def main() -> None:
         with mock.patch.object(generation, "mkl_on_amd", lambda hardware: False):
             without = predicted_s(r, part)
         threads = r.threads or 0
-        errors[threads]["model"].append(abs(math.log(model / measured)))
-        errors[threads]["without"].append(abs(math.log(without / measured)))
+        errors[threads]["model"].append(math.log(model / measured))
+        errors[threads]["without"].append(math.log(without / measured))
         print(
             f"{bar} {r.workload} {bar} {r.task.value} {bar} {r.precision.value} {bar} {r.batch_size} {bar} "
             f"{threads} {bar} {measured * 1000:,.1f} {bar} {model * 1000:,.1f} {bar} {without * 1000:,.1f} {bar}"
         )
     print()
     for threads, found in sorted(errors.items()):
-        model, without = statistics.fmean(found["model"]), statistics.fmean(found["without"])
+        model, without = (statistics.fmean(abs(e) for e in found[k]) for k in ("model", "without"))
         print(
-            f"{threads} thread(s), {len(found['model'])} steps: mean abs log error {model:.2f} "
-            f"(without the one-thread rule {without:.2f})"
+            f"{threads} thread(s), {len(found['model'])} steps: mean abs log error {model:.2f}, mean log error "
+            f"{statistics.fmean(found['model']):+.2f} (without the one-thread rule {without:.2f})"
         )
 
 
