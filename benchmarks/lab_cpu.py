@@ -38,6 +38,7 @@ from app.catalog.probed import as_probed, bounded
 from app.contracts import LLM_PRESETS, Precision, Result, ResultStatus, RunReport, Task
 from app.perfmodel import lab_levels
 from app.perfmodel.device import device, runs_on_tiles
+from app.perfmodel.generation import shipped as llm_calibration
 from app.perfmodel.model import EAGER_RUNTIME, dispatch_of
 from app.perfmodel.predict import band_of, predict
 from app.perfmodel.profile import TENSOR_CLASSES, shipped
@@ -150,18 +151,22 @@ def modelled(result: Result, part: CatalogHardware, threads: int) -> float | Non
     return guess.throughput if guess is not None else None
 
 
-def _levelled(r: Result, parts: Sequence[CatalogHardware]) -> bool:
-    """Whether a result is a zoo workload's in a runtime whose CPU level the lab's figures set (a language
-    model's prefill and decode are the generation model's, with its own calibration), at a precision on
-    the units they measured (not AMX's tiles)."""
+def band(r: Result, parts: Sequence[CatalogHardware], threads: int) -> float:
+    """The band (log units) the model's figure for ``r``'s config carries: a language model's step its own
+    (the generation model's calibration, app/perfmodel/generation.py); a zoo workload's, in a runtime whose
+    CPU level the lab's figures set and at a precision on the units they measured (not AMX's tiles), the
+    lab level's; else the uncalibrated model's."""
+    if r.task in (Task.prefill, Task.decode):
+        found = result_step(r, parts[0], threads=threads)
+        return found.band if found is not None else band_of("cpu-uncalibrated")
     unit = "tile" if runs_on_tiles(parts, r.precision) else None
-    return r.task not in (Task.prefill, Task.decode) and lab_levels.levelled("cpu", r.runtime, unit)
+    return band_of(lab_levels.BAND if lab_levels.levelled("cpu", r.runtime, unit) else "cpu-uncalibrated")
 
 
 def compare(
     results: Sequence[Result], parts: Sequence[CatalogHardware], threads: int
-) -> list[tuple[str, float, list[float], bool]]:
-    """(config, measured samples/s, each part's prediction, whether the lab level sets it) for every ok
+) -> list[tuple[str, float, list[float], float]]:
+    """(config, measured samples/s, each part's prediction, the band the figure carries) for every ok
     result the model covers."""
     rows = []
     for r in results:
@@ -173,7 +178,7 @@ def compare(
             context = f" context {r.context_tokens}" if r.context_tokens else ""
             config = f"{r.runtime} {r.precision.value} batch {r.batch_size}{context} threads {used}"
             label = f"{r.workload}/{r.task.value} {config}"
-            rows.append((label, r.throughput_samples_per_s, predicted, _levelled(r, parts)))
+            rows.append((label, r.throughput_samples_per_s, predicted, band(r, parts, used)))
     return rows
 
 
@@ -307,16 +312,16 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         out(f"peaks bounded by this machine's flags (app/catalog/probed.py): {'; '.join(said)}")
     rows = compare(report.results, probed, threads)
     level, alone = band_of(lab_levels.BAND, "cpu-uncalibrated"), band_of("cpu-uncalibrated")
+    steps = llm_calibration()
     out("")
     out("| config | measured /s | model, median part /s | model, range over parts /s | median / measured |")
     out("|---|---|---|---|---|")
     logs = []
     inside = 0
-    for label, measured, predicted, levelled in rows:
+    for label, measured, predicted, carried in rows:
         middle = statistics.median(predicted)
         logs.append(abs(math.log(middle / measured)))
-        band = level if levelled else alone
-        inside += min(predicted) / math.exp(band) <= measured <= max(predicted) * math.exp(band)
+        inside += min(predicted) / math.exp(carried) <= measured <= max(predicted) * math.exp(carried)
         out(
             f"| {label} | {measured:,.1f} | {middle:,.1f} | {min(predicted):,.1f} - {max(predicted):,.1f} "
             f"| {middle / measured:.2f} |"
@@ -331,8 +336,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
             f"median part: mean abs log error {statistics.fmean(logs):.2f} (x/÷{1 + typical:.2f}); "
             f"{inside}/{len(rows)} measured figures inside the parts' range widened by the band each figure has: "
             f"the lab level's (x/÷{math.exp(level):.2f}) for eager PyTorch and the graph runtimes on the vector "
-            f"units, the uncalibrated model's (x/÷{math.exp(alone):.1f}) for the language models' steps and AMX's "
-            "precisions"
+            f"units, the language model's own for its steps (x/÷{math.exp(steps.band('cpu', Task.prefill)[0]):.2f} "
+            f"prefill, x/÷{math.exp(steps.band('cpu', Task.decode)[0]):.2f} decode), the uncalibrated model's "
+            f"(x/÷{math.exp(alone):.1f}) for AMX's precisions"
         )
     if args.without:
         held_out(this_machine("this machine", described, parts, report), args.without, out)

@@ -24,7 +24,9 @@ settled prefill and decode (app/catalog/data/reference/), too few to weigh the p
 factor per task (each result beside the factor of the task's other results, held out), with a band no
 narrower than ``gpu-transfer`` (the factor is one part's, carried to the others as a reference run's
 ratio is). ``--write`` stores the calibration fitted on every preset and every GPU result, and the bands
-(CPU: 90% of the held-out absolute log errors), in app/perfmodel/data/llm.json.
+(CPU: 90% of the held-out absolute log errors, and no narrower than 90% of what the calibration errs by
+on the other machines' runs, benchmarks/data/llm_heldout/machines.json, each machine described by rule:
+a catalog part's figure is never the calibration machine's own), in app/perfmodel/data/llm.json.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ from app.perfmodel.predict import band_of
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = sorted((ROOT / "benchmarks" / "data").glob("llm_cpu_run*.json"))
+OTHER_MACHINES = ROOT / "benchmarks" / "data" / "llm_heldout" / "machines.json"
+"""Runs of other machines than the calibration's, each with how to describe its machine: what a band must
+hold, since a catalog part's figure is never the calibration machine's own."""
 OUT = ROOT / "app" / "perfmodel" / "data" / "llm.json"
 TASKS = (Task.prefill, Task.decode)
 ZEN5 = {"fp32": 64.0, "bf16": 128.0, "int8": 256.0}
@@ -265,6 +270,50 @@ def held_out(all_cases: list[Case]) -> dict[str, list[tuple[Case, float, float]]
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class OtherMachine:
+    """A run of another machine (benchmarks/llm_cpu.toml or llm_cpu_threads.toml), described by rule: its
+    cores' clock (``benchmarks.cpu_clock``) and FP32 / BF16 FLOPs per cycle, with its measured bandwidth."""
+
+    run: Path
+    clock_ghz: float
+    flop_per_cycle: dict[str, float]
+
+
+def other_machines(path: Path = OTHER_MACHINES) -> list[OtherMachine]:
+    """The other machines' runs that ``path`` lists (none where it does not exist)."""
+    if not path.exists():
+        return []
+    listed = json.loads(path.read_text(encoding="utf-8"))["runs"]
+    return [
+        OtherMachine(path.parent / entry["run"], float(entry["clock_ghz"]), dict(entry["flop_per_cycle"]))
+        for entry in listed
+    ]
+
+
+def other_machine_errors(tuned: generation.LlmCalibration, skip: list[Path]) -> dict[Task, list[float]]:
+    """Each step the other machines measured (``other_machines``; a run in ``skip``, one being fitted on,
+    left out), predicted with ``tuned`` on its machine described by rule: the absolute log errors of a
+    calibration carried to a machine it never saw."""
+    logs: dict[Task, list[float]] = defaultdict(list)
+    fitted_on = {path.resolve() for path in skip}
+    for other in other_machines():
+        if other.run.resolve() in fitted_on:
+            continue
+        report = RunReport.model_validate_json(other.run.read_text(encoding="utf-8"))
+        results, _spread = fastest([report])
+        part = machine_part(report, results, other.clock_ghz, other.flop_per_cycle)
+        for c in cases(results, part):
+            logs[c.task].append(abs(math.log(predicted(tuned, c) / c.measured_s)))
+    return logs
+
+
+def cpu_band(held_out: list[float], elsewhere: list[float]) -> float:
+    """A task's CPU band: 90% of its absolute log errors with each preset held out, and no narrower than
+    90% of the other machines' (a catalog part's figure is never the calibration machine's own)."""
+    return max(quantile90(held_out), quantile90(elsewhere) if elsewhere else 0.0)
+
+
 def error(predicted: float, measured: float) -> float:
     return abs(predicted / measured - 1)
 
@@ -367,12 +416,24 @@ def main() -> None:
         said = ", ".join(f"{e:.2f}" for e in errors) or "none (one result)"
         key = f"gpu/{task}"
         print(f"{key}: factor {gpu_factors[key]}, held-out log errors {said}, band {gpu_bands[key]}")
+    everything = calibration(found)
+    elsewhere = other_machine_errors(everything, args.run)
+    print()
+    for task in TASKS:
+        if elsewhere[task]:
+            carried = elsewhere[task]
+            print(
+                f"cpu/{task.value} on other machines ({OTHER_MACHINES.relative_to(ROOT)}), the calibration fitted on "
+                f"every preset: {len(carried)} steps, mean abs log error {statistics.fmean(carried):.2f}, 90% within "
+                f"{quantile90(carried):.2f} (each preset held out here: {quantile90(logs[task]):.2f})"
+            )
+    # rounded up: a band the file keeps at four decimals must still hold the error that set it
+    cpu_bands = {f"cpu/{t.value}": math.ceil(cpu_band(logs[t], elsewhere[t]) * 1e4) / 1e4 for t in TASKS}
     if args.write:
-        everything = calibration(found)
         calibration_out = generation.LlmCalibration(
             factors=everything.factors | gpu_factors,
             weights=everything.weights,
-            bands={f"cpu/{t.value}": round(quantile90(logs[t]), 4) for t in TASKS} | gpu_bands,
+            bands=cpu_bands | gpu_bands,
             observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS}
             | {key: sum(1 for c in gpu if f"gpu/{c.task.value}" == key) for key in gpu_factors},
             measured_on=[

@@ -75,3 +75,23 @@ def test_without_holds_a_pairs_machine_out_of_the_level_it_predicts_this_machine
     assert lines[-1].startswith("2 figures: mean abs log error")
     with pytest.raises(SystemExit, match="no machine 'vm-nowhere'"):
         held_out(this_machine("this machine", "AMD EPYC", parts, report), "vm-nowhere", lines.append)
+
+
+def test_each_figure_is_judged_by_the_band_its_answer_carries() -> None:
+    """A language model's step carries the generation model's own band (its calibration's, not the
+    uncalibrated model's x/÷4, which no answer carries); eager PyTorch's figure the lab level's."""
+    from app.contracts import Task
+    from app.perfmodel import lab_levels
+    from app.perfmodel.generation import shipped as llm_calibration
+    from app.perfmodel.predict import band_of
+    from benchmarks.lab_cpu import band
+
+    _, parts = candidates("AuthenticAMD", 25, 1, load())
+    cpu = {"device": "cpu", "precision": "fp32", "threads": 2, "batch_size": 1, "runtime": "torch-eager"}
+    prefill = result(workload="llama_135m", task="prefill", context_tokens=64, **cpu)
+    decode = result(workload="llama_135m", task="decode", context_tokens=128, **cpu)
+    eager = result(workload="resnet50", **cpu)
+    assert band(prefill, parts, 2) == llm_calibration().band("cpu", Task.prefill)[0]
+    assert band(decode, parts, 2) == llm_calibration().band("cpu", Task.decode)[0]
+    assert band(eager, parts, 2) == band_of(lab_levels.BAND, "cpu-uncalibrated")
+    assert band(prefill, parts, 2) < band_of("cpu-uncalibrated")

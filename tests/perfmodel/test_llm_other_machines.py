@@ -1,0 +1,35 @@
+"""benchmarks/llm_accuracy.py: the language model's CPU bands hold what its calibration, fitted on one
+machine, errs by on another (benchmarks/data/llm_heldout/machines.json), as a catalog part's figure is."""
+
+from __future__ import annotations
+
+import math
+
+from app.contracts import Task
+from app.perfmodel import generation
+from benchmarks.llm_accuracy import cpu_band, other_machine_errors, other_machines, quantile90
+
+
+def test_the_shipped_cpu_bands_hold_nine_in_ten_of_another_machines_steps() -> None:
+    shipped = generation.shipped()
+    elsewhere = other_machine_errors(shipped, skip=[])
+    for task in (Task.prefill, Task.decode):
+        errors = elsewhere[task]
+        band, _kind = shipped.band("cpu", task)
+        assert len(errors) >= 10, task
+        # the file's weights keep four significant digits: an error may move by about that much
+        held = sum(e <= band + 1e-3 for e in errors) / len(errors)
+        assert held >= 0.9, (task, band, sorted(errors))
+
+
+def test_a_run_being_fitted_on_is_not_another_machine() -> None:
+    listed = [other.run for other in other_machines()]
+    assert listed
+    assert other_machine_errors(generation.shipped(), skip=listed) == {}
+
+
+def test_a_band_is_the_wider_of_the_held_out_presets_and_the_other_machines() -> None:
+    held_out = [0.01 * i for i in range(1, 11)]
+    assert cpu_band(held_out, []) == quantile90(held_out) == 0.09
+    assert cpu_band(held_out, [0.5] * 10) == 0.5
+    assert math.isclose(cpu_band(held_out, [0.02] * 10), 0.09)
