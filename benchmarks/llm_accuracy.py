@@ -427,9 +427,9 @@ def main() -> None:
                 f"every preset: {len(carried)} steps, mean abs log error {statistics.fmean(carried):.2f}, 90% within "
                 f"{quantile90(carried):.2f} (each preset held out here: {quantile90(logs[task]):.2f})"
             )
-    # rounded up: a band the file keeps at four decimals must still hold the error that set it
-    cpu_bands = {f"cpu/{t.value}": math.ceil(cpu_band(logs[t], elsewhere[t]) * 1e4) / 1e4 for t in TASKS}
     if args.write:
+        # rounded up: a band the file keeps at four decimals must still hold the error that set it
+        cpu_bands = {f"cpu/{t.value}": math.ceil(cpu_band(logs[t], elsewhere[t]) * 1e4) / 1e4 for t in TASKS}
         calibration_out = generation.LlmCalibration(
             factors=everything.factors | gpu_factors,
             weights=everything.weights,
