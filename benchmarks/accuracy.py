@@ -550,6 +550,17 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
                 f"{m.name}: {len(alone)} pairs on AMX's tiles, which no other machine ran: not held out "
                 f"(in sample they set the eager tile factors, {factors})"
             )
+    parts = {m.name: m.parts(catalog) for m in machines}
+    unexplained = set()
+    for m in machines:
+        for p in m.pairs:
+            if (ends := runtime_pairs.unreached(p, parts[m.name], params)) is not None:
+                unexplained.add((m.name, p))
+                out(
+                    f"{m.name} {p.workload}/{p.task.value} {p.precision.value} batch {p.batch}: "
+                    f"measured {p.ratio:.3f}, the model's {ends[0]:.2f}-{ends[1]:.2f} at any factor: "
+                    "no factor explains it, and it sets none"
+                )
     pooled = runtime_pairs.leave_one_machine_out(machines, catalog, params, pooled=True)
     for name, found, k in (
         ("with the factors from the other machines", rows, 2),
@@ -557,7 +568,19 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
         ("without any factor", rows, 3),
     ):
         errors = [abs(math.log(row[k] / row[1].ratio)) for row in found]
-        out(f"{name}: {len(errors)} ratios, mean abs log error {statistics.fmean(errors):.2f}")
+        units = []
+        for unit, tiles in (("on the vector units", False), ("on AMX's tiles", True)):
+            kept = [
+                abs(math.log(row[k] / row[1].ratio))
+                for row in found
+                if runtime_pairs.on_tiles(row[1], parts[row[0]]) is tiles and (row[0], row[1]) not in unexplained
+            ]
+            if kept:
+                units.append(f"{len(kept)} {unit} {statistics.fmean(kept):.2f}")
+        out(
+            f"{name}: {len(errors)} ratios, mean abs log error {statistics.fmean(errors):.2f} "
+            f"(those a factor explains: {', '.join(units)})"
+        )
 
 
 def lab_level(

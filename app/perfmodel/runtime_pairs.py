@@ -26,6 +26,14 @@ without a factor of its own put 0.4-0.7. So a pair on tiles measures a tile fact
 (``conv-tile``, ``gemm-tile``), and only such a pair does. Such a pair is not a figure of the lab level
 (app/perfmodel/lab_levels.py), which the vector units' figures set.
 
+A pair whose ratio no factor on ``GRID`` reaches measures something else than its matrix kernels, and
+sets no factor (``needed`` gives None; ``unreached`` names it). The LSTM at bf16 on both AMX VMs (eager /
+OpenVINO 0.026 and 0.042, where the model's ratio at the grid's least factor is 0.13) is one: under
+autocast its decoder's linear layer, fed the LSTM's non-contiguous output, goes to a batched matmul over
+a weight expanded and copied per sequence (``aten::copy_`` 117 of 139 ms of a step at batch 16, PyTorch's
+profiler, session 47), while its oneDNN LSTM layers take 2.6 ms. Clipped to the grid's end it had pulled
+the GEMMs' tile factor down with a value it does not have.
+
 A lab machine that ran the same config under both runtimes gives the measured ratio eager / graph. Its
 catalog identity is uncertain (a 2-vCPU slice of some part of its generation), but a ratio on one
 machine does not depend on it: ``needed`` finds the factor that makes the model's ratio, the median over
@@ -63,7 +71,7 @@ the same two where the precision runs on a CPU's tile units (AMX: ``Params.eager
 
 GRID = np.exp(np.linspace(math.log(0.05), math.log(2.0), 61))
 """The factors ``needed`` tries: the model's ratio is monotone in the factor, so the measured one is
-found by interpolating on this grid (a factor outside it is clipped to its ends)."""
+found by interpolating on this grid. A ratio outside what its ends give is not the factor's to explain."""
 
 
 class Pair(BaseModel):
@@ -185,7 +193,8 @@ def modelled_ratios(
 
 def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> float | None:
     """The eager kernel factor at which the model's ratio for ``pair`` is the measured one; None when the
-    model cannot price the pair (no profile, no part)."""
+    model cannot price the pair (no profile, no part) or no factor on ``GRID`` gives its ratio
+    (``unreached``)."""
     ratios = modelled_ratios(pair, parts, params, GRID.tolist())
     if not ratios:
         return None
@@ -193,8 +202,21 @@ def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> floa
     steps_up = np.diff(logs)
     if logs[-1] <= logs[0] or np.any(steps_up < 0):  # no matrix work the factor reaches
         return None
+    measured = math.log(pair.ratio)
+    if not logs[0] <= measured <= logs[-1]:
+        return None
     rising = np.concatenate([[True], steps_up > 0])  # past an efficiency's cap of 1 the ratio is flat
-    return float(math.exp(np.interp(math.log(pair.ratio), logs[rising], np.log(GRID)[rising])))
+    return float(math.exp(np.interp(measured, logs[rising], np.log(GRID)[rising])))
+
+
+def unreached(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> tuple[float, float] | None:
+    """The model's ratios for ``pair`` at ``GRID``'s ends where the measured ratio lies outside them (no
+    factor explains it, and it sets none); None where one does, or where the model cannot price the pair."""
+    ratios = modelled_ratios(pair, parts, params, [float(GRID[0]), float(GRID[-1])])
+    if not ratios or needed(pair, parts, params) is not None:
+        return None
+    low, high = ratios
+    return (low, high) if low < high and not low <= pair.ratio <= high else None
 
 
 def _needed_logs(

@@ -9,6 +9,7 @@ from app.catalog import load
 from app.contracts import Precision, Task
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.runtime_pairs import (
+    GRID,
     Machine,
     Pair,
     factors,
@@ -17,6 +18,7 @@ from app.perfmodel.runtime_pairs import (
     modelled_ratios,
     needed,
     shipped,
+    unreached,
     with_factors,
 )
 
@@ -108,6 +110,22 @@ def test_a_pair_on_amx_tiles_sets_its_class_tile_factor_and_nothing_else() -> No
     # a bf16 pair on a part without AMX (Cooper Lake: AVX512_BF16) is the vector units' again
     cooper = [h for h in catalog if h.id == "xeon-gold-6330h"]
     assert group(bf16, cooper) == "conv"
+
+
+def test_a_pair_no_factor_explains_sets_none() -> None:
+    """The LSTM at bf16 on AMX (eager / OpenVINO 0.03-0.04): its step is a copy kernel's, not its GEMMs'."""
+    params, catalog = calibration().of("cpu"), load()
+    parts = emerald(pair(1.0)).parts(catalog)
+    bert = pair(1.0, "bert_base", Precision.bf16)
+    floor, ceiling = modelled_ratios(bert, parts, params, [float(GRID[0]), float(GRID[-1])])
+    at_third = modelled_ratios(bert, parts, params, [0.3])[0]
+    far_below = pair(floor / 4, "bert_base", Precision.bf16)
+    assert needed(far_below, parts, params) is None
+    assert unreached(far_below, parts, params) == (pytest.approx(floor), pytest.approx(ceiling))
+    assert unreached(pair(at_third, "bert_base", Precision.bf16), parts, params) is None
+    # it does not pull its class's factor: the other pair alone sets it
+    found = factors([emerald(pair(at_third, "bert_base", Precision.bf16), far_below)], catalog, params)
+    assert found == {"gemm-tile": pytest.approx(0.3, rel=1e-3)}
 
 
 def test_the_shipped_pairs_read_and_set_the_shipped_factors() -> None:
