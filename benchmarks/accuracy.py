@@ -550,11 +550,11 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
                 f"{m.name}: {len(alone)} pairs on AMX's tiles, which no other machine ran: not held out "
                 f"(in sample they set the eager tile factors, {factors})"
             )
-    parts = {m.name: m.parts(catalog) for m in machines}
+    of = {m.name: m.parts(catalog) for m in machines}
     unexplained = set()
     for m in machines:
         for p in m.pairs:
-            if (ends := runtime_pairs.unreached(p, parts[m.name], params)) is not None:
+            if (ends := runtime_pairs.unreached(p, of[m.name], params)) is not None:
                 unexplained.add((m.name, p))
                 out(
                     f"{m.name} {p.workload}/{p.task.value} {p.precision.value} batch {p.batch}: "
@@ -573,7 +573,7 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
             kept = [
                 abs(math.log(row[k] / row[1].ratio))
                 for row in found
-                if runtime_pairs.on_tiles(row[1], parts[row[0]]) is tiles and (row[0], row[1]) not in unexplained
+                if runtime_pairs.on_tiles(row[1], of[row[0]]) is tiles and (row[0], row[1]) not in unexplained
             ]
             if kept:
                 units.append(f"{len(kept)} {unit} {statistics.fmean(kept):.2f}")

@@ -28,7 +28,7 @@ without a factor of its own put 0.4-0.7. So a pair on tiles measures a tile fact
 
 A pair whose ratio no factor on ``GRID`` reaches measures something else than its matrix kernels, and
 sets no factor (``needed`` gives None; ``unreached`` names it). The LSTM at bf16 on both AMX VMs (eager /
-OpenVINO 0.026 and 0.042, where the model's ratio at the grid's least factor is 0.13) is one: under
+OpenVINO 0.026 and 0.042, where the model's ratio at the grid's least factor is 0.10-0.14) is one: under
 autocast its decoder's linear layer, fed the LSTM's non-contiguous output, goes to a batched matmul over
 a weight expanded and copied per sequence (``aten::copy_`` 117 of 139 ms of a step at batch 16, PyTorch's
 profiler, session 47), while its oneDNN LSTM layers take 2.6 ms. Clipped to the grid's end it had pulled
