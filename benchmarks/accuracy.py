@@ -541,16 +541,15 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
         out(f"{machine} {config}: measured {pair.ratio:.2f}, model {held:.2f}, model without the factor {bare:.2f}")
     held = {(machine, pair) for machine, pair, _held, _bare in rows}
     found = runtime_pairs.factors(machines, catalog, params)
+    of = {m.name: m.parts(catalog) for m in machines}
     for m in machines:
-        parts = m.parts(catalog)
-        alone = [p for p in m.pairs if runtime_pairs.on_tiles(p, parts) and (m.name, p) not in held]
+        alone = [p for p in m.pairs if runtime_pairs.on_tiles(p, of[m.name]) and (m.name, p) not in held]
         if alone:
             factors = ", ".join(f"{name} {found[name]:.3f}" for name in ("conv-tile", "gemm-tile") if name in found)
             out(
                 f"{m.name}: {len(alone)} pairs on AMX's tiles, which no other machine ran: not held out "
                 f"(in sample they set the eager tile factors, {factors})"
             )
-    of = {m.name: m.parts(catalog) for m in machines}
     unexplained = set()
     for m in machines:
         for p in m.pairs:

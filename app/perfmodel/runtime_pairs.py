@@ -211,9 +211,10 @@ def needed(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> floa
 
 def unreached(pair: Pair, parts: Sequence[CatalogHardware], params: Params) -> tuple[float, float] | None:
     """The model's ratios for ``pair`` at ``GRID``'s ends where the measured ratio lies outside them (no
-    factor explains it, and it sets none); None where one does, or where the model cannot price the pair."""
+    factor explains it, and it sets none, as ``needed`` says); None where one does, or where the model
+    cannot price the pair."""
     ratios = modelled_ratios(pair, parts, params, [float(GRID[0]), float(GRID[-1])])
-    if not ratios or needed(pair, parts, params) is not None:
+    if not ratios:
         return None
     low, high = ratios
     return (low, high) if low < high and not low <= pair.ratio <= high else None
