@@ -25,9 +25,11 @@ in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured e
 every runtime: its steps are mostly the weights' and the cache's reads, which compiling does not
 change. A step's band is never narrower than the machine band of its regime
 (app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
-A batch-1 fp32 decode in PyTorch on an AMD CPU multiplies its weights by one row on one thread,
-whatever the threads asked (``one_thread_rows``: MKL's SGEMV), so those parts of its step are modelled
-on one core (``modelled_parts``).
+An fp32 decode of up to four sequences in PyTorch on an AMD CPU multiplies its weights on one thread,
+whatever the threads asked (``one_thread_rows``: MKL's SGEMV and small SGEMMs), so those parts of its
+step are modelled on one core (``modelled_parts``). The lab measured at one thread; where a calibrated
+weight says a memory part ran slower than the bandwidth, that excess is the cores' work, which more
+threads share (``LlmCalibration.seconds``, ``one_core_work``).
 benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
 GPU factors' held-out errors.
 
@@ -54,7 +56,7 @@ from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm
 from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, mkl_on_amd, peak
-from app.perfmodel.model import Breakdown, Case, is_pytorch, steps
+from app.perfmodel.model import Breakdown, Case, is_pytorch, scaled, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
 from app.perfmodel.predict import band_of, machine_band
@@ -103,13 +105,31 @@ class LlmCalibration(BaseModel):
     def factor(self, kind: str, task: Task) -> float:
         return self.factors.get(f"{kind}/{task.value}", 1.0)
 
-    def seconds(self, kind: str, task: Task, precision: Precision, parts: list[float], modelled_s: float) -> float:
+    def seconds(
+        self,
+        kind: str,
+        task: Task,
+        precision: Precision,
+        parts: list[float],
+        modelled_s: float,
+        per_core: list[float] | None = None,
+    ) -> float:
         """The calibrated step: the modelled one's parts weighed apart where the lab measured enough of
-        this precision, else the modelled step scaled by the kind and task's factor."""
+        this precision, else the modelled step scaled by the kind and task's factor.
+
+        A weight above 1 says the part took longer than the model gives it: on a memory part, longer than
+        the bandwidth (bf16's weights and KV cache on this project's VMs, at one thread). That excess is
+        the cores' work, which more threads share (benchmarks/linear_rows.py: a bf16 product and bf16
+        attention run 1.4-2x faster on two threads than on one, where a copy gains 1.24x), so such a part
+        is the weight times one core's share of the work (``per_core``, ``Modelled.per_core``), but never
+        less than the part as modelled. The lab measured at one thread, where the two are one."""
         weighed = self.weights.get(f"{kind}/{task.value}/{precision.value}")
-        if weighed is not None:
-            return sum(w * part for w, part in zip(weighed, parts, strict=True))
-        return modelled_s * self.factor(kind, task)
+        if weighed is None:
+            return modelled_s * self.factor(kind, task)
+        cores = per_core or parts
+        return sum(
+            w * part if w <= 1 else max(part, w * core) for w, part, core in zip(weighed, parts, cores, strict=True)
+        )
 
     def measured(self, kind: str, task: Task) -> bool:
         """Whether something measured this task on this kind of device (it has a band of its own)."""
@@ -225,22 +245,29 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
+FEW_ROWS = 4
+"""The most rows an fp32 product of PyTorch's runs on one core of an AMD CPU (``one_thread_rows``)."""
+
+
 def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision, batch: int, runtime: str) -> bool:
-    """Whether the step's weight products run on one thread whatever the threads asked: a batch-1 decode
-    whose math is fp32 (``math_precision``), in PyTorch (eager or compiled, ``model.PYTORCH_RUNTIMES``),
-    on an AMD CPU (``device.mkl_on_amd``).
+    """Whether the step's weight products run on one thread whatever the threads asked: a decode of at
+    most FEW_ROWS sequences whose math is fp32 (``math_precision``), in PyTorch (eager or compiled,
+    ``model.PYTORCH_RUNTIMES``), on an AMD CPU (``device.mkl_on_amd``).
 
     PyTorch's x86 wheels hand a one-row fp32 linear layer to MKL's SGEMV, which runs single-threaded on
     AMD CPUs however many ``torch.set_num_threads`` allows (pytorch/pytorch#96643, open: "SGEMV is using
-    1 single core on AMD CPUs"). Measured with torch 2.13 on this project's AMD VMs (Zen 4, Zen 5: process
-    time over wall time 1.00 with two threads, docs/ACCURACY.md) and not on its Intel VM, whose one-row
-    products used both threads. torch.compile's CPU code calls the same product (inductor's default
-    lowering of a linear layer is aten's). Two rows and more go to SGEMM, a 16-bit product to oneDNN,
-    and ONNX Runtime has its own kernels (MLAS): every thread works."""
+    1 single core on AMD CPUs"). Two to four rows go to SGEMM, which keeps every thread busy there and is
+    no faster for it. Measured with torch 2.13 on this project's AMD VMs and not on its Intel VM, whose
+    few-row products used both threads: a decode at batch 1 and 4 at one and two threads on Zen 3, Zen 4
+    and Zen 5 (benchmarks/llm_cpu_threads.toml: two threads 0.96-1.13x as fast at batch 4; the Xeon 1.6-1.9x),
+    and a linear layer of 1 to 64 rows (benchmarks/linear_rows.py, Zen 4: 1.00x at every row count to 4
+    in weights larger than the cache, 1.1-1.5x from 5; docs/ACCURACY.md, session 48). torch.compile's CPU
+    code calls the same product (inductor's default lowering of a linear layer is aten's). A 16-bit product
+    goes to oneDNN, and ONNX Runtime has its own kernels (MLAS): every thread works."""
     return (
         mkl_on_amd(hardware)
         and task is Task.decode
-        and batch == 1
+        and batch <= FEW_ROWS
         and math_precision(hardware, precision) is Precision.fp32
         and is_pytorch(runtime)
     )
@@ -266,6 +293,30 @@ class Modelled(NamedTuple):
     seconds: float
     one_thread: bool
     """Its weight products were modelled on one core (``one_thread_rows``)."""
+    per_core: list[float] | None = None
+    """In COMPONENTS, each part as one core's share of its work where the threads run on more than one
+    core (``one_core_work``): what a calibrated weight above 1 scales (``LlmCalibration.seconds``). The
+    memory parts' (compute and the rest are the parts themselves; the weights' are one core's where
+    ``one_thread``). None on one core, or a GPU."""
+
+
+def many_cores(dev: Device, threads: int | None) -> bool:
+    """Whether a step on ``threads`` of ``dev``'s cores (all where not given) runs on more than one CPU core."""
+    return dev.kind == "cpu" and (threads or dev.units) > 1
+
+
+@lru_cache(maxsize=4096)
+def one_core_work(dev: Device, threads: int | None) -> float:
+    """One core's share of a memory part's work on ``threads`` of ``dev``'s cores (all where not given),
+    as a multiple of the part as modelled there: the part on one core (at one core's share of the
+    bandwidth: the part scales as its inverse) shared by the threads at the cores' compute rate
+    (``threads`` cores at the clock so many busy cores hold, against one at its turbo clock; both from
+    ``model.scaled``). 1 on a GPU, whose work the calibration does not split so, and on one core."""
+    if not many_cores(dev, threads):
+        return 1.0
+    _, one_rate, one_bandwidth = scaled(dev, 1)
+    _, rate, bandwidth = scaled(dev, threads)
+    return (bandwidth / one_bandwidth) * (one_rate / rate)
 
 
 def modelled_parts(
@@ -277,19 +328,26 @@ def modelled_parts(
     threads: int | None,
     found: Breakdown,
     held: Memory,
+    alone: Breakdown | None = None,
 ) -> Modelled:
     """The step ``found`` (``profile`` at ``batch`` on ``threads`` of ``dev``) in COMPONENTS, and its seconds.
     Where its weight products run on one thread (``one_thread_rows``) and ``found`` had more, its compute
-    and its weights' reads are the step's on one core (at that core's turbo clock and its share of the
-    bandwidth); the KV cache's reads (attention) and the rest use the threads ``found`` was modelled with.
-    On a CPU the parts add up to the step."""
+    and its weights' reads are the step's on one core (``alone`` where the caller has it: at that core's
+    turbo clock and its share of the bandwidth); the KV cache's reads (attention) and the rest use the
+    threads ``found`` was modelled with. On a CPU the parts add up to the step. On more than one core,
+    each memory part's work shared by the cores (``Modelled.per_core``)."""
     parts = parts_of(found, held)
-    if threads == 1 or not one_thread_rows(hardware, profile.task, profile.precision, batch, runtime):
+    if not many_cores(dev, threads):
         return Modelled(parts, found.seconds, one_thread=False)
-    (alone,) = steps([Case(profile, dev, batch, runtime, threads=1)], calibration().of(dev.kind))
+    work = one_core_work(dev, threads)
+    per_core = [parts[0], parts[1] * work, parts[2] * work, parts[3]]
+    if not one_thread_rows(hardware, profile.task, profile.precision, batch, runtime):
+        return Modelled(parts, found.seconds, one_thread=False, per_core=per_core)
+    if alone is None:
+        (alone,) = steps([Case(profile, dev, batch, runtime, threads=1)], calibration().of(dev.kind))
     single = parts_of(alone, held)
     parts = [single[0], single[1], parts[2], parts[3]]
-    return Modelled(parts, sum(parts), one_thread=True)
+    return Modelled(parts, sum(parts), one_thread=True, per_core=[single[0], single[1], per_core[2], parts[3]])
 
 
 def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
@@ -313,7 +371,7 @@ def calibrated_s(
 ) -> tuple[float, bool]:
     """The modelled step (``modelled``, from ``found``) as ``tuned`` calibrates it, no shorter than
     ``floor_s``; and whether the floor held it."""
-    calibrated = tuned.seconds(dev.kind, task, precision, modelled.parts, modelled.seconds)
+    calibrated = tuned.seconds(dev.kind, task, precision, modelled.parts, modelled.seconds, modelled.per_core)
     floor = floor_s(found, held, dev)
     return max(calibrated, floor), floor > calibrated
 
@@ -408,9 +466,14 @@ def steps_at(
     band, band_kind = tuned.band(dev.kind, task)
     link = ring_link(hardware, shards) if shards > 1 else None
     made: list[Step | None] = []
+    alone: dict[int, Breakdown] = {}
+    if many_cores(dev, threads):  # the batches whose products run on one thread, in one evaluation
+        few = [b for b in batches if one_thread_rows(hardware, task, precision, b, runtime)]
+        cases = [Case(profile, dev, b, runtime, threads=1) for b in few]
+        alone = dict(zip(few, steps(cases, calibration().of(dev.kind)), strict=True))
     for batch, found in zip(batches, breakdowns, strict=True):
         held = memory(shape, task, precision, batch, context, shards)
-        modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held)
+        modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held, alone.get(batch))
         calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
         exchanged = 0.0
         if link is not None:

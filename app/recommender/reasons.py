@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 from app.contracts import PowerBasis, Reason, ReasonCode
 
 ONE_THREAD = (
-    "its fp32 weight products on one core, as PyTorch runs a one-row product on an AMD CPU (MKL's SGEMV); "
-    "bf16, or a batch above 1, uses every core"
+    "its fp32 weight products on one core, as PyTorch runs a product of up to 4 rows on an AMD CPU (MKL); "
+    "bf16, or a batch above 4, uses every core"
 )
 """What a language model's step says where its weight products were modelled on one core
 (app/perfmodel/generation.py ``one_thread_rows``)."""

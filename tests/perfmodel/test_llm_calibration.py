@@ -28,18 +28,47 @@ def test_weights_are_never_negative() -> None:
 
 def test_a_precision_weighed_apart_uses_its_weights_and_the_others_the_factor() -> None:
     cpu = get("epyc-9654")
-    plain = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, cpu, llm_calibration=LlmCalibration())
+    plain = generation.step(
+        SHAPE, Task.decode, Precision.bf16, 4, 1024, cpu, threads=1, llm_calibration=LlmCalibration()
+    )
     assert plain is not None and len(plain.parts) == len(COMPONENTS)
     assert sum(plain.parts) == pytest.approx(plain.seconds)  # a CPU adds host and device time
     assert plain.parts[2] > 0  # decode reads a KV cache
     tuned = LlmCalibration(factors={"cpu/decode": 2.0}, weights={"cpu/decode/bf16": [1.0, 1.0, 10.0, 1.0]})
-    weighed = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, cpu, llm_calibration=tuned)
+    weighed = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, cpu, threads=1, llm_calibration=tuned)
     assert weighed is not None
     assert weighed.seconds == pytest.approx(sum(plain.parts) + 9 * plain.parts[2])
     scaled = generation.step(SHAPE, Task.decode, Precision.fp32, 4, 1024, cpu, llm_calibration=tuned)
     fp32 = generation.step(SHAPE, Task.decode, Precision.fp32, 4, 1024, cpu, llm_calibration=LlmCalibration())
     assert scaled is not None and fp32 is not None
     assert scaled.seconds == pytest.approx(2 * fp32.seconds) and scaled.factor == pytest.approx(2.0)
+
+
+def test_a_part_slower_than_the_bandwidth_is_the_cores_work_which_more_threads_share() -> None:
+    """The lab's VMs, at one thread, read bf16 weights and KV cache several times slower than their
+    bandwidth: work on the core (benchmarks/linear_rows.py: a bf16 product and bf16 attention gain
+    1.4-2x from a second thread, a copy 1.24x). So a weight above 1 scales one core's share of the part's
+    work on one core. While each core adds bandwidth, that is the weight times the part as modelled; once
+    the cores share the socket's bandwidth, the cores' work keeps shrinking and the part with it, down to
+    the part as modelled. A weight at or below 1 scales the part as modelled at any thread count."""
+    cpu = get("epyc-9654")  # 96 cores: one streams a 24th of the socket's bandwidth (model.scaled)
+    tuned = LlmCalibration(weights={"cpu/decode/bf16": [1.0, 4.0, 10.0, 0.5]})
+    excess = []
+    for threads in (1, 2, 8, 32, 96):
+        plain = generation.step(
+            SHAPE, Task.decode, Precision.bf16, 4, 1024, cpu, threads=threads, llm_calibration=LlmCalibration()
+        )
+        weighed = generation.step(
+            SHAPE, Task.decode, Precision.bf16, 4, 1024, cpu, threads=threads, llm_calibration=tuned
+        )
+        assert plain is not None and weighed is not None
+        compute, weights, kv, rest = plain.parts
+        # each memory part between the part as modelled and its weight times it; the rest halved
+        low, high = compute + weights + kv + 0.5 * rest, compute + 4 * weights + 10 * kv + 0.5 * rest
+        assert low * (1 - 1e-9) <= weighed.seconds <= high * (1 + 1e-9), threads
+        excess.append((weighed.seconds - low) / (high - low))
+    assert excess[:3] == pytest.approx([1.0, 1.0, 1.0])  # 8 cores stream a third of the socket's bandwidth
+    assert excess[2] > excess[3] > excess[4] and excess[4] < 0.5, excess
 
 
 def test_the_gpu_reference_runs_calibrate_their_vendors_gpus_alone_and_no_band_is_narrower_than_machines() -> None:
@@ -101,11 +130,12 @@ def test_no_calibrated_step_passes_the_roofline(preset: str, part: str, task: Ta
         assert found.seconds >= max(found.breakdown.flops / peak, read / bandwidth) * (1 - 1e-9)
 
 
-def test_an_amd_cpus_one_row_fp32_products_run_on_one_thread_whatever_the_threads_asked() -> None:
+def test_an_amd_cpus_few_row_fp32_products_run_on_one_thread_whatever_the_threads_asked() -> None:
     """PyTorch hands a one-row fp32 linear layer to MKL's SGEMV, which runs on one thread on AMD CPUs
-    (pytorch/pytorch#96643): a batch-1 fp32 decode on an EPYC reads its weights and does its math at one
-    core's rates on 2, 16 or all its cores, eager or compiled (inductor calls the same product). Two rows
-    (SGEMM), bf16 (oneDNN), an Intel CPU and ONNX Runtime (its own kernels) use every thread they are given."""
+    (pytorch/pytorch#96643), and two to four rows to an SGEMM no faster on more threads there: a decode of
+    up to four sequences in fp32 on an EPYC reads its weights and does its math at one core's rates on 2,
+    16 or all its cores, eager or compiled (inductor calls the same product). Five rows, bf16 (oneDNN), an
+    Intel CPU and ONNX Runtime (its own kernels) use every thread they are given."""
     epyc, xeon = get("epyc-9654"), get("xeon-platinum-8480plus")
 
     def parts(
@@ -120,13 +150,14 @@ def test_an_amd_cpus_one_row_fp32_products_run_on_one_thread_whatever_the_thread
         many = parts(epyc.id, Precision.fp32, 1, threads)
         assert many[:2] == pytest.approx(one[:2]), threads  # compute and the weights' reads: one core's
         assert many[2] <= one[2]  # attention reads the KV cache on every thread
-    assert generation.one_thread_rows(epyc, Task.decode, Precision.fp32, 1, "torch_eager")
+    for batch in range(1, generation.FEW_ROWS + 1):
+        assert generation.one_thread_rows(epyc, Task.decode, Precision.fp32, batch, "torch_eager")
     assert parts(epyc.id, Precision.fp32, 1, 16, "torch-compile")[:2] == pytest.approx(
         parts(epyc.id, Precision.fp32, 1, 1, "torch-compile")[:2]
     )
     for precision, batch, runtime in (
         (Precision.bf16, 1, "torch-eager"),
-        (Precision.fp32, 2, "torch-eager"),
+        (Precision.fp32, generation.FEW_ROWS + 1, "torch-eager"),
         (Precision.fp32, 1, "onnxruntime-cpu"),
     ):
         assert not generation.one_thread_rows(epyc, Task.decode, precision, batch, runtime)
