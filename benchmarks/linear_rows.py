@@ -1,16 +1,18 @@
 """What more threads buy a CPU's language-model products: a linear layer of few rows and the attention
 over a KV cache, timed at one thread and at two, side by side in one run.
 
-    .venv/bin/python -m benchmarks.linear_rows [--repeats 5]
+    .venv/bin/python -m benchmarks.linear_rows [--repeats 5] [--threads 2]
 
 A decode step multiplies its weights by as many rows as sequences in the batch, and reads its KV cache
 in attention. app/perfmodel/generation.py models how those scale with threads: an AMD CPU's fp32
 products of up to ``generation.FEW_ROWS`` rows on one core whatever the threads (``one_thread_rows``:
 MKL), and a calibrated part slower than the bandwidth (bf16's weights and KV cache on this project's VMs)
 as the cores' work, which the threads share (``LlmCalibration.seconds``). This script is the evidence
-on the machine it runs on: per config, the best of ``--repeats`` timings at each thread count, their
-ratio (the speedup two threads give), process over wall time at two threads (2.0: both threads busy,
-whether or not the second helps) and the bytes of weights or cache read per second at one thread.
+on the machine it runs on: per config, the best of ``--repeats`` timings at one thread and at
+``--threads``, their ratio (the speedup the threads give), process over wall time at ``--threads`` (that
+many: all busy, whether or not they help) and the bytes of weights or cache read per second at one
+thread. On a many-core machine, ``--threads 16`` or the core count says whether MKL splits a few-row
+product over more than two cores, which this project's 2-vCPU VMs cannot.
 On a shared machine single timings swing by tens of percent; the ratios are what to read.
 """
 
@@ -49,9 +51,9 @@ def best_s(run: Callable[[], object], threads: int, repeats: int, calls: int = 2
     return best, cpu / wall
 
 
-def row(label: str, run: Callable[[], object], read_bytes: int, repeats: int) -> None:
+def row(label: str, run: Callable[[], object], read_bytes: int, repeats: int, threads: int) -> None:
     one, _ = best_s(run, 1, repeats)
-    two, busy = best_s(run, 2, repeats)
+    two, busy = best_s(run, threads, repeats)
     print(
         f"| {label} | {one * 1e3:.2f} | {two * 1e3:.2f} | {one / two:.2f} | {busy:.2f} | {read_bytes / one / 1e9:.1f} |"
     )
@@ -60,9 +62,11 @@ def row(label: str, run: Callable[[], object], read_bytes: int, repeats: int) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2, help="the thread count compared with one")
     args = parser.parse_args()
     torch.manual_seed(0)
-    print("| config | 1 thread ms | 2 threads ms | speedup | process / wall at 2 | GB/s read at 1 |")
+    n = args.threads
+    print(f"| config | 1 thread ms | {n} threads ms | speedup | process / wall at {n} | GB/s read at 1 |")
     print("|---|---|---|---|---|---|")
     for dtype in (torch.float32, torch.bfloat16):
         name = "fp32" if dtype is torch.float32 else "bf16"
@@ -72,12 +76,13 @@ def main() -> None:
             for rows in ROWS:
                 x = torch.randn(rows, in_features).to(dtype)
                 label = f"{name} linear {out_features}x{in_features}, {rows} rows"
-                row(label, partial(F.linear, x, weight), size, args.repeats)
+                row(label, partial(F.linear, x, weight), size, args.repeats, n)
         for batch, heads in ATTENTION:
             q = torch.randn(batch, heads, 1, 64).to(dtype)
             k, v = (torch.randn(batch, heads, 1024, 64).to(dtype) for _ in range(2))
             label = f"{name} attention, batch {batch}, {heads} heads, 1,024 cached"
-            row(label, partial(F.scaled_dot_product_attention, q, k, v), 2 * k.numel() * k.element_size(), args.repeats)
+            cache = 2 * k.numel() * k.element_size()
+            row(label, partial(F.scaled_dot_product_attention, q, k, v), cache, args.repeats, n)
 
 
 if __name__ == "__main__":
