@@ -570,8 +570,8 @@ def eager_ratios(params: Params, catalog: Sequence[CatalogHardware], out: Callab
         units = []
         for unit, tiles in (("on the vector units", False), ("on AMX's tiles", True)):
             kept = [
-                abs(math.log(row[k] / row[1].ratio))
-                for row in found
+                error
+                for row, error in zip(found, errors, strict=True)
                 if runtime_pairs.on_tiles(row[1], of[row[0]]) is tiles and (row[0], row[1]) not in unexplained
             ]
             if kept:
