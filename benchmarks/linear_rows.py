@@ -2,23 +2,37 @@
 over a KV cache, timed at one thread and at two, side by side in one run.
 
     .venv/bin/python -m benchmarks.linear_rows [--repeats 5] [--threads 2]
+    .venv/bin/python -m benchmarks.linear_rows --split [--write]
 
 A decode step multiplies its weights by as many rows as sequences in the batch, and reads its KV cache
 in attention. app/perfmodel/generation.py models how those scale with threads: an AMD CPU's fp32
-products of up to ``generation.FEW_ROWS`` rows on one core whatever the threads (``one_thread_rows``:
-MKL), and a calibrated part slower than the bandwidth (bf16's weights and KV cache on this project's VMs)
-as the cores' work, which the threads share (``LlmCalibration.seconds``). This script is the evidence
-on the machine it runs on: per config, the best of ``--repeats`` timings at one thread and at
-``--threads``, their ratio (the speedup the threads give), process over wall time at ``--threads`` (that
-many: all busy, whether or not they help) and the bytes of weights or cache read per second at one
-thread. On a many-core machine, ``--threads 16`` or the core count says whether MKL splits a few-row
-product over more than two cores, which this project's 2-vCPU VMs cannot.
+products of few rows on as many threads as MKL splits them over (``product_threads``: one row on one,
+2-4 rows on one of two), and a calibrated part slower than the bandwidth (bf16's weights and KV cache
+on this project's VMs) as the cores' work, which the threads share (``LlmCalibration.seconds``). This
+script is the evidence on the machine it runs on: per config, the best of ``--repeats`` timings at one
+thread and at ``--threads``, their ratio (the speedup the threads give), process over wall time at
+``--threads`` (that many: all busy, whether or not they help) and the bytes of weights or cache read per
+second at one thread. On a many-core machine, ``--threads 16`` or the core count says how fast the
+threads MKL gives a few-row product (``--split``) run it, which this project's 2-vCPU VMs cannot.
 On a shared machine single timings swing by tens of percent; the ratios are what to read.
+
+``--split`` answers that on any machine, however few its cores: how many threads MKL hands a share of
+an fp32 product of few rows when it is allowed N (1 to 256, more threads than cores: the count is MKL's
+choice, not the machine's). Its idle threads sleep (``OMP_WAIT_POLICY=PASSIVE``, which the script sets
+for itself), so a thread with a share of the CPU time did a share of the product
+(/proc/self/task/*/schedstat, Linux). Per N it prints MKL's grid (``app/perfmodel/mkl_split.py``: the
+output columns split over C threads, the rows in blocks of 4 over G) and checks the grid's count against
+the measured one at 1, 3, 5, 9, 17 and 33 rows; ``--write`` ships the grid
+(app/perfmodel/data/mkl_split.json). About four minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -26,12 +40,95 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
+from app.perfmodel import mkl_split
+
 SHAPES = ((8192, 2048), (5632, 2048), (2048, 2048), (512, 512))
 """Weight shapes (out x in): a 1B model's MLP and a square projection, larger than a VM's share of the
 last-level cache, and a 1 MB weight that stays in a core's L2 (a product the memory cannot be bounding)."""
 ROWS = (1, 2, 3, 4, 5, 6, 8, 16, 64)
 ATTENTION = ((1, 1), (1, 9), (4, 9))
 """(batch, heads) of a decode's attention over 1,024 cached tokens of head size 64."""
+
+
+SPLIT_CAPS = (*range(1, 33), 36, 40, 48, 56, 64, 72, 80, 84, 96, 112, 128, 144, 160, 192, 224, 256)
+"""The thread counts ``--split`` measures: every count to 32, then every core count of the catalog's CPUs
+(a count between two measured ones takes the lower one's grid)."""
+SPLIT_WEIGHT = (32000, 2048)
+"""A 1B model's output projection (the grid was the same for 2048x5632 and 8192x2048 weights): large, so
+that a thread's share of the work stands well above what waking an idle one costs, at 256 threads too."""
+CHECKED_ROWS = (1, 3, 5, 9, 17, 33)
+
+
+def cpu_ns() -> dict[str, int]:
+    """Each of this process's threads' time on a CPU so far (ns)."""
+    spent = {}
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as f:
+            spent[tid] = int(f.read().split()[0])
+    return spent
+
+
+def working_threads(rows: int, threads: int, weight: torch.Tensor, calls: int = 4) -> int:
+    """How many of ``threads`` threads did a share of an fp32 linear layer of ``rows`` rows: those with at
+    least a fifth of the CPU time of the second busiest over ``calls`` calls (the busiest is the caller's,
+    which runs Python too) and a twentieth of the busiest's (one row: the caller's alone). An idle thread
+    woken for each call spends a few microseconds."""
+    torch.set_num_threads(threads)
+    x = torch.randn(rows, weight.shape[1])
+    for _ in range(3):
+        F.linear(x, weight)
+    before = cpu_ns()
+    for _ in range(calls):
+        F.linear(x, weight)
+    spent = [ns - before.get(tid, 0) for tid, ns in cpu_ns().items()]
+    second = sorted(spent)[-2] if len(spent) > 1 else spent[0]
+    return sum(1 for ns in spent if ns >= max(0.2 * second, 0.05 * max(spent)))
+
+
+def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
+    """MKL's (columns, row groups) at ``threads``: two rows take one block of rows, so as many threads as
+    the columns' split; 4k rows take k blocks, one group each, until k passes the groups (then blocks of
+    8 rows halve the groups working)."""
+    columns = working_threads(2, threads, weight)
+    groups = 1
+    while columns * (groups + 1) <= threads and working_threads(4 * (groups + 1), threads, weight) > columns * groups:
+        groups += 1
+    return columns, groups
+
+
+def cpu_name() -> str:
+    with open("/proc/cpuinfo", encoding="ascii") as f:
+        named = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return named[0] if named else "an unnamed CPU"
+
+
+def split(write: bool) -> None:
+    torch.manual_seed(0)
+    weight = torch.randn(*SPLIT_WEIGHT)
+    columns, groups, misses = [], [], 0
+    checked = " | ".join(f"{rows} rows: grid, measured" for rows in CHECKED_ROWS)
+    print(f"| threads allowed | columns | row groups | {checked} |")
+    print(f"|---|---|---|{'---|' * len(CHECKED_ROWS)}")
+    for threads in SPLIT_CAPS:
+        c, g = grid(threads, weight)
+        columns.append(c)
+        groups.append(g)
+        cells = []
+        for rows in CHECKED_ROWS:
+            said, seen = mkl_split.threads_of(rows, c, g), working_threads(rows, threads, weight)
+            misses += said != seen
+            cells.append(f"{said}, {seen}" + ("" if said == seen else " *"))
+        print(f"| {threads} | {c} | {g} | {' | '.join(cells)} |", flush=True)
+    print(f"\n{misses} of {len(SPLIT_CAPS) * len(CHECKED_ROWS)} checked counts off the grid's (*)")
+    if write:
+        source = (
+            f"benchmarks/linear_rows.py --split --write: {platform.machine()}, {cpu_name()}, "
+            f"torch {torch.__version__}, {time.strftime('%Y-%m-%d')}"
+        )
+        found = mkl_split.MklSplit(source=source, threads=list(SPLIT_CAPS), columns=columns, row_groups=groups)
+        lines = [f" {json.dumps(key)}: {json.dumps(value)}" for key, value in found.model_dump().items()]
+        mkl_split.PATH.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+        print(f"wrote {mkl_split.PATH}")
 
 
 def best_s(run: Callable[[], object], threads: int, repeats: int, calls: int = 20) -> tuple[float, float]:
@@ -63,7 +160,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with one")
+    parser.add_argument("--split", action="store_true", help="how many threads MKL splits a few-row product over")
+    parser.add_argument("--write", action="store_true", help="with --split: ship the grid measured")
     args = parser.parse_args()
+    if args.split:
+        if os.environ.get("OMP_WAIT_POLICY") != "PASSIVE":  # idle threads must sleep to be told apart
+            env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+            os.execve(sys.executable, [sys.executable, "-m", "benchmarks.linear_rows", *sys.argv[1:]], env)
+        split(args.write)
+        return
     torch.manual_seed(0)
     n = args.threads
     print(f"| config | 1 thread ms | {n} threads ms | speedup | process / wall at {n} | GB/s read at 1 |")
