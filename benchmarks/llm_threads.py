@@ -7,8 +7,9 @@ The shipped CPU calibration of app/perfmodel/generation.py was measured at one t
 (benchmarks/llm_cpu.toml). This run measures decode and prefill at one and at two threads on the same
 kind of machine, described as benchmarks/llm_accuracy.py describes it (rule peaks, measured bandwidth),
 and each step is predicted with the shipped calibration twice: as the model gives it, and without the
-rule that an AMD CPU's few-row fp32 products run on one thread (``generation.one_thread_rows``, switched
-off here for the second prediction; the BLAS share, ``device.blas_share``, stays, as the calibration was
+rule that an AMD CPU's few-row fp32 products run on as few threads as MKL splits them over
+(``generation.product_threads``: at two threads, up to 4 rows on one), switched off here for the
+second prediction; the BLAS share, ``device.blas_share``, stays, as the calibration was
 fitted with it). Per thread count: the mean absolute log error of each (and the model's signed mean,
 model over measured). Nothing here is fitted.
 
@@ -84,7 +85,7 @@ def main() -> None:
         model, without = (statistics.fmean(abs(e) for e in found[k]) for k in ("model", "without"))
         print(
             f"{threads} thread(s), {len(found['model'])} steps: mean abs log error {model:.2f}, mean log error "
-            f"{statistics.fmean(found['model']):+.2f} (without the one-thread rule {without:.2f})"
+            f"{statistics.fmean(found['model']):+.2f} (without the few-thread rule {without:.2f})"
         )
 
 

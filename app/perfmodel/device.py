@@ -45,7 +45,7 @@ twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reac
 def mkl_on_amd(hardware: CatalogHardware) -> bool:
     """Whether PyTorch's BLAS on ``hardware`` is MKL on an AMD CPU (the catalog's vendor "AMD", a probe's
     "AuthenticAMD"), where MKL takes its code for other vendors' CPUs: AVX2 kernels (``blas_share``) and
-    a product of few rows on one thread (app/perfmodel/generation.py ``one_thread_rows``)."""
+    a product of few rows on few threads (app/perfmodel/generation.py ``product_threads``)."""
     return hardware.kind == "cpu" and "amd" in hardware.vendor.lower()
 
 

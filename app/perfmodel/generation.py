@@ -25,9 +25,10 @@ in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured e
 every runtime: its steps are mostly the weights' and the cache's reads, which compiling does not
 change. A step's band is never narrower than the machine band of its regime
 (app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
-An fp32 decode of up to four sequences in PyTorch on an AMD CPU multiplies its weights on one thread,
-whatever the threads asked (``one_thread_rows``: MKL's SGEMV and small SGEMMs), so those parts of its
-step are modelled on one core (``modelled_parts``). The lab measured at one thread; where a calibrated
+PyTorch's fp32 products on an AMD CPU run on as many of the threads asked as MKL splits them over
+(``product_threads``, app/perfmodel/mkl_split.py): one for a decode at batch 1, a fraction of a
+many-core part's for a few sequences, so those parts of its step are modelled on that many cores
+(``modelled_parts``). The lab measured at one thread; where a calibrated
 weight says a memory part ran slower than the bandwidth, that excess is the cores' work, which more
 threads share (``LlmCalibration.seconds``, ``one_core_work``).
 benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
@@ -53,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.catalog import CatalogHardware
 from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
-from app.perfmodel import llm
+from app.perfmodel import llm, mkl_split
 from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, mkl_on_amd, peak
 from app.perfmodel.model import Breakdown, Case, is_pytorch, scaled, steps
@@ -167,19 +168,20 @@ class Step:
     """One device's step (its shard), before the calibration and the all-reduces."""
     parts: list[float]
     """The modelled step in COMPONENTS (seconds; on a CPU they add up to the breakdown's, but where the
-    weight products run on one thread, ``one_thread_rows``; on a GPU the host's time overlaps the
+    weight products run on fewer threads, ``product_threads``; on a GPU the host's time overlaps the
     device's and ``other`` is what sticks out)."""
     allreduce_s: float
     factor: float
-    """The calibrated step over the modelled one (its weight products on one core where ``one_thread``)."""
+    """The calibrated step over the modelled one (its weight products on ``product_threads`` cores where given)."""
     tokens: int
     band: float
     band_kind: str
     memory: Memory
     floored: bool = False
     """The calibrated step would have been shorter than ``floor_s``, and was held there."""
-    one_thread: bool = False
-    """Its weight products were modelled on one core, as PyTorch runs them (``one_thread_rows``)."""
+    product_threads: int | None = None
+    """The cores its weight products were modelled on, where fewer than the step's, as PyTorch runs them
+    (``product_threads``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,32 +247,26 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
-FEW_ROWS = 4
-"""The most rows an fp32 product of PyTorch's runs on one core of an AMD CPU (``one_thread_rows``)."""
+def product_threads(
+    hardware: CatalogHardware, task: Task, precision: Precision, batch: int, context: int, runtime: str, threads: int
+) -> int:
+    """The threads of ``threads`` the step's weight products run on: as many as MKL splits an fp32 product
+    of the step's rows over on an AMD CPU (``device.mkl_on_amd``; ``mkl_split.product_threads``), where
+    the math is fp32 (``math_precision``) in PyTorch (eager or compiled, ``model.PYTORCH_RUNTIMES``);
+    every thread elsewhere. A decode multiplies one row per sequence, a prefill one per prompt token.
 
-
-def one_thread_rows(hardware: CatalogHardware, task: Task, precision: Precision, batch: int, runtime: str) -> bool:
-    """Whether the step's weight products run on one thread whatever the threads asked: a decode of at
-    most FEW_ROWS sequences whose math is fp32 (``math_precision``), in PyTorch (eager or compiled,
-    ``model.PYTORCH_RUNTIMES``), on an AMD CPU (``device.mkl_on_amd``).
-
-    PyTorch's x86 wheels hand a one-row fp32 linear layer to MKL's SGEMV, which runs single-threaded on
-    AMD CPUs however many ``torch.set_num_threads`` allows (pytorch/pytorch#96643, open: "SGEMV is using
-    1 single core on AMD CPUs"). Two to four rows go to SGEMM, which keeps every thread busy there and is
-    no faster for it. Measured with torch 2.13 on this project's AMD VMs and not on its Intel VM, whose
-    few-row products used both threads: a decode at batch 1 and 4 at one and two threads on Zen 3, Zen 4
-    and Zen 5 (benchmarks/llm_cpu_threads.toml: two threads 0.96-1.13x as fast at batch 4; the Xeon 1.6-1.9x),
-    and a linear layer of 1 to 64 rows (benchmarks/linear_rows.py, Zen 4: 1.00x at every row count to 4
-    in weights larger than the cache, 1.1-1.5x from 5; docs/ACCURACY.md, session 48). torch.compile's CPU
-    code calls the same product (inductor's default lowering of a linear layer is aten's). A 16-bit product
-    goes to oneDNN, and ONNX Runtime has its own kernels (MLAS): every thread works."""
-    return (
-        mkl_on_amd(hardware)
-        and task is Task.decode
-        and batch <= FEW_ROWS
-        and math_precision(hardware, precision) is Precision.fp32
-        and is_pytorch(runtime)
-    )
+    One row is MKL's SGEMV, on one thread however many are allowed (pytorch/pytorch#96643, open); more
+    rows are SGEMM, which gives them to a few of its grid's groups of threads: on this project's AMD VMs
+    two threads bought a batch-4 decode 0.96-1.13x and the Intel VM's 1.6-1.9x
+    (benchmarks/llm_cpu_threads.toml), as the grid says (2 threads: 2-4 rows on one). The grid at 1-256
+    threads is measured on any machine (benchmarks/linear_rows.py --split; docs/ACCURACY.md, session 49).
+    torch.compile's CPU code calls the same product (inductor's default lowering of a linear layer is
+    aten's). A 16-bit product goes to oneDNN, ONNX Runtime has its own kernels (MLAS), and MKL on Intel
+    CPUs takes other code: every thread works."""
+    if not (mkl_on_amd(hardware) and is_pytorch(runtime) and math_precision(hardware, precision) is Precision.fp32):
+        return threads
+    rows = batch * (context if task is Task.prefill else 1)
+    return mkl_split.product_threads(rows, threads)
 
 
 def parts_of(found: Breakdown, held: Memory) -> list[float]:
@@ -291,13 +287,13 @@ class Modelled(NamedTuple):
     parts: list[float]
     """In COMPONENTS."""
     seconds: float
-    one_thread: bool
-    """Its weight products were modelled on one core (``one_thread_rows``)."""
+    product_threads: int | None
+    """The cores its weight products were modelled on, where fewer than the step's (``product_threads``)."""
     per_core: list[float] | None = None
     """In COMPONENTS, each part as one core's share of its work where the threads run on more than one
     core (``one_core_work``): what a calibrated weight above 1 scales (``LlmCalibration.seconds``). The
-    memory parts' (compute and the rest are the parts themselves; the weights' are one core's where
-    ``one_thread``). None on one core, or a GPU."""
+    memory parts' (compute and the rest are the parts themselves; the weights' are shared by the
+    ``product_threads``). None on one core, or a GPU."""
 
 
 def many_cores(dev: Device, threads: int | None) -> bool:
@@ -328,26 +324,29 @@ def modelled_parts(
     threads: int | None,
     found: Breakdown,
     held: Memory,
-    alone: Breakdown | None = None,
+    fewer: Breakdown | None = None,
 ) -> Modelled:
     """The step ``found`` (``profile`` at ``batch`` on ``threads`` of ``dev``) in COMPONENTS, and its seconds.
-    Where its weight products run on one thread (``one_thread_rows``) and ``found`` had more, its compute
-    and its weights' reads are the step's on one core (``alone`` where the caller has it: at that core's
-    turbo clock and its share of the bandwidth); the KV cache's reads (attention) and the rest use the
-    threads ``found`` was modelled with. On a CPU the parts add up to the step. On more than one core,
-    each memory part's work shared by the cores (``Modelled.per_core``)."""
+    Where its weight products run on fewer threads than ``found`` had (``product_threads``), its compute
+    and its weights' reads are the step's on that many cores (``fewer`` where the caller has it: at the
+    clock so many busy cores hold and their share of the bandwidth); the KV cache's reads (attention) and
+    the rest use the threads ``found`` was modelled with. On a CPU the parts add up to the step. On more
+    than one core, each memory part's work shared by the cores (``Modelled.per_core``)."""
     parts = parts_of(found, held)
     if not many_cores(dev, threads):
-        return Modelled(parts, found.seconds, one_thread=False)
+        return Modelled(parts, found.seconds, product_threads=None)
     work = one_core_work(dev, threads)
     per_core = [parts[0], parts[1] * work, parts[2] * work, parts[3]]
-    if not one_thread_rows(hardware, profile.task, profile.precision, batch, runtime):
-        return Modelled(parts, found.seconds, one_thread=False, per_core=per_core)
-    if alone is None:
-        (alone,) = steps([Case(profile, dev, batch, runtime, threads=1)], calibration().of(dev.kind))
-    single = parts_of(alone, held)
-    parts = [single[0], single[1], parts[2], parts[3]]
-    return Modelled(parts, sum(parts), one_thread=True, per_core=[single[0], single[1], per_core[2], parts[3]])
+    asked = int(threads or dev.units)
+    used = product_threads(hardware, profile.task, profile.precision, batch, profile.shape["sequence"], runtime, asked)
+    if used >= asked:
+        return Modelled(parts, found.seconds, product_threads=None, per_core=per_core)
+    if fewer is None:
+        (fewer,) = steps([Case(profile, dev, batch, runtime, threads=used)], calibration().of(dev.kind))
+    products = parts_of(fewer, held)
+    parts = [products[0], products[1], parts[2], parts[3]]
+    per_core = [products[0], products[1] * one_core_work(dev, used), per_core[2], parts[3]]
+    return Modelled(parts, sum(parts), product_threads=used, per_core=per_core)
 
 
 def floor_s(found: Breakdown, held: Memory, dev: Device) -> float:
@@ -385,12 +384,13 @@ def zoo_factor(
     runtime: str,
     found: Breakdown,
     threads: int | None = None,
-) -> tuple[float, float, bool] | None:
+) -> tuple[float, float, int | None] | None:
     """A zoo language model's step as the recommender modelled it (``found``, from its recorded profile,
     on ``threads`` of a CPU's cores) calibrated as ``step`` calibrates the serving planner's: the factor on
     its throughput (modelled over calibrated step time) and the calibration's band; None where nothing
     calibrates it (not a Llama preset's prefill or decode, a kind nothing measured, another vendor's stack
-    or another runtime); and whether its weight products were modelled on one core (``one_thread_rows``)."""
+    or another runtime); and the cores its weight products were modelled on where fewer than the step's
+    (``product_threads``)."""
     preset = LLM_PRESETS.get(workload)
     recorded = profiles().get((workload, task, precision))
     if preset is None or recorded is None or task not in (Task.prefill, Task.decode):
@@ -405,7 +405,7 @@ def zoo_factor(
     held = memory(preset.shape, task, precision, batch, context)
     modelled = modelled_parts(recorded, hardware, dev, batch, runtime, threads, found, held)
     calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled)
-    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], modelled.one_thread
+    return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], modelled.product_threads
 
 
 def step(
@@ -466,14 +466,16 @@ def steps_at(
     band, band_kind = tuned.band(dev.kind, task)
     link = ring_link(hardware, shards) if shards > 1 else None
     made: list[Step | None] = []
-    alone: dict[int, Breakdown] = {}
-    if many_cores(dev, threads):  # the batches whose products run on one thread, in one evaluation
-        few = [b for b in batches if one_thread_rows(hardware, task, precision, b, runtime)]
-        cases = [Case(profile, dev, b, runtime, threads=1) for b in few]
-        alone = dict(zip(few, steps(cases, calibration().of(dev.kind)), strict=True))
+    fewer: dict[int, Breakdown] = {}
+    if many_cores(dev, threads):  # the batches whose products run on fewer threads, in one evaluation
+        asked = int(threads or dev.units)
+        used = {b: product_threads(hardware, task, precision, b, context, runtime, asked) for b in batches}
+        few = [b for b in batches if used[b] < asked]
+        cases = [Case(profile, dev, b, runtime, threads=used[b]) for b in few]
+        fewer = dict(zip(few, steps(cases, calibration().of(dev.kind)), strict=True))
     for batch, found in zip(batches, breakdowns, strict=True):
         held = memory(shape, task, precision, batch, context, shards)
-        modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held, alone.get(batch))
+        modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held, fewer.get(batch))
         calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
         exchanged = 0.0
         if link is not None:
@@ -494,7 +496,7 @@ def steps_at(
                 band_kind=band_kind,
                 memory=held,
                 floored=floored,
-                one_thread=modelled.one_thread,
+                product_threads=modelled.product_threads,
             )
         )
     return made

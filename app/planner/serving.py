@@ -432,7 +432,7 @@ def _notes(o: Option, shape: LlmShape, request: ServingRequest) -> list[Why]:
             prefill_bound=o.prefill.breakdown.bound,
             factor=o.decode.factor,
             decode_floored=o.decode.floored,
-            decode_one_thread=o.decode.one_thread,
+            decode_product_threads=o.decode.product_threads,
             error_pct=math.expm1(o.decode.band) * 100,
             band_kind=o.decode.band_kind,
         )

@@ -13,12 +13,15 @@ from typing import Any, NamedTuple
 
 from app.contracts import PowerBasis, Reason, ReasonCode
 
-ONE_THREAD = (
-    "its fp32 weight products on one core, as PyTorch runs a product of up to 4 rows on an AMD CPU (MKL); "
-    "bf16, or a batch above 4, uses every core"
-)
-"""What a language model's step says where its weight products were modelled on one core
-(app/perfmodel/generation.py ``one_thread_rows``)."""
+
+def fewer_threads(cores: int) -> str:
+    """What a language model's step says where its weight products were modelled on fewer cores than the
+    step's (app/perfmodel/generation.py ``product_threads``)."""
+    return (
+        f"its fp32 weight products on {'one core' if cores == 1 else f'{cores} cores'}, as many as MKL splits "
+        "a product of so few rows over on an AMD CPU (one row: one core); bf16 uses every core"
+    )
+
 
 Figures = Mapping[str, Any]
 
@@ -257,7 +260,7 @@ WORDS: dict[ReasonCode, Callable[[Figures], str]] = {
             if f.get("decode_floored")
             else ""
         )
-        + (f"; {ONE_THREAD}" if f.get("decode_one_thread") else "")
+        + (f"; {fewer_threads(f['decode_product_threads'])}" if f.get("decode_product_threads") else "")
         + f"; band ±{f['error_pct']:.0f}% ({f['band_kind']})"
     ),
     ReasonCode.variant: _variant,

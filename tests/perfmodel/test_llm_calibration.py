@@ -130,13 +130,16 @@ def test_no_calibrated_step_passes_the_roofline(preset: str, part: str, task: Ta
         assert found.seconds >= max(found.breakdown.flops / peak, read / bandwidth) * (1 - 1e-9)
 
 
-def test_an_amd_cpus_few_row_fp32_products_run_on_one_thread_whatever_the_threads_asked() -> None:
-    """PyTorch hands a one-row fp32 linear layer to MKL's SGEMV, which runs on one thread on AMD CPUs
-    (pytorch/pytorch#96643), and two to four rows to an SGEMM no faster on more threads there: a decode of
-    up to four sequences in fp32 on an EPYC reads its weights and does its math at one core's rates on 2,
-    16 or all its cores, eager or compiled (inductor calls the same product). Five rows, bf16 (oneDNN), an
-    Intel CPU and ONNX Runtime (its own kernels) use every thread they are given."""
+def test_an_amd_cpus_fp32_products_run_on_the_threads_mkl_splits_them_over() -> None:
+    """PyTorch hands an fp32 linear layer to MKL. On an AMD CPU one row is SGEMV, on one thread however
+    many are allowed (pytorch/pytorch#96643); more rows are SGEMM, which gives a few rows to few of the
+    threads of its grid (app/perfmodel/mkl_split.py): on two threads a decode of up to four sequences
+    multiplies on one, as the lab's AMD VMs showed, and a 96-core EPYC's on 12 of its cores. The step's
+    compute and weight reads are then the step's on that many cores, eager or compiled (inductor calls
+    the same product); attention reads the KV cache on every thread. bf16 (oneDNN), an Intel CPU, ONNX
+    Runtime (its own kernels) and a prefill's many rows use every thread they are given."""
     epyc, xeon = get("epyc-9654"), get("xeon-platinum-8480plus")
+    assert epyc.cores == 96
 
     def parts(
         part: str, precision: Precision, batch: int, threads: int | None, runtime: str = "torch-eager"
@@ -145,32 +148,42 @@ def test_an_amd_cpus_few_row_fp32_products_run_on_one_thread_whatever_the_thread
         assert found is not None
         return found.parts
 
+    def used(
+        part: str, task: Task, precision: Precision, batch: int, threads: int, runtime: str = "torch-eager"
+    ) -> int:
+        return generation.product_threads(get(part), task, precision, batch, 512, runtime, threads)
+
     one = parts(epyc.id, Precision.fp32, 1, 1)
     for threads in (2, 16, None):
         many = parts(epyc.id, Precision.fp32, 1, threads)
         assert many[:2] == pytest.approx(one[:2]), threads  # compute and the weights' reads: one core's
         assert many[2] <= one[2]  # attention reads the KV cache on every thread
-    for batch in range(1, generation.FEW_ROWS + 1):
-        assert generation.one_thread_rows(epyc, Task.decode, Precision.fp32, batch, "torch_eager")
+    for batch in (2, 3, 4):  # two threads: one group of one
+        on_two, on_one = parts(epyc.id, Precision.fp32, batch, 2), parts(epyc.id, Precision.fp32, batch, 1)
+        assert on_two[:2] == pytest.approx(on_one[:2]), batch
+    assert parts(epyc.id, Precision.fp32, 5, 2)[1] < 0.9 * parts(epyc.id, Precision.fp32, 5, 1)[1]
+    for batch, cores in ((4, 12), (5, 24), (16, 48)):  # all 96: the grid's 12 columns times the groups
+        assert used(epyc.id, Task.decode, Precision.fp32, batch, 96) == cores
+        with pytest.MonkeyPatch.context() as every_thread:  # as if MKL used every thread it is given
+            every_thread.setattr(generation, "mkl_on_amd", lambda hardware: False)
+            on_cores = parts(epyc.id, Precision.fp32, batch, cores)
+        assert parts(epyc.id, Precision.fp32, batch, None)[:2] == pytest.approx(on_cores[:2]), batch
+    assert used(epyc.id, Task.decode, Precision.fp32, 64, 96) == 96
     assert parts(epyc.id, Precision.fp32, 1, 16, "torch-compile")[:2] == pytest.approx(
         parts(epyc.id, Precision.fp32, 1, 1, "torch-compile")[:2]
     )
-    for precision, batch, runtime in (
-        (Precision.bf16, 1, "torch-eager"),
-        (Precision.fp32, generation.FEW_ROWS + 1, "torch-eager"),
-        (Precision.fp32, 1, "onnxruntime-cpu"),
-    ):
-        assert not generation.one_thread_rows(epyc, Task.decode, precision, batch, runtime)
-        alone, spread = parts(epyc.id, precision, batch, 1, runtime), parts(epyc.id, precision, batch, 16, runtime)
-        assert spread[1] < 0.5 * alone[1], (precision, batch, runtime)
-    assert not generation.one_thread_rows(xeon, Task.decode, Precision.fp32, 1, "torch-eager")
-    assert not generation.one_thread_rows(epyc, Task.prefill, Precision.fp32, 1, "torch-eager")
+    for precision, runtime in ((Precision.bf16, "torch-eager"), (Precision.fp32, "onnxruntime-cpu")):
+        assert used(epyc.id, Task.decode, precision, 1, 16, runtime) == 16
+        alone, spread = parts(epyc.id, precision, 1, 1, runtime), parts(epyc.id, precision, 1, 16, runtime)
+        assert spread[1] < 0.5 * alone[1], (precision, runtime)
+    assert used(xeon.id, Task.decode, Precision.fp32, 1, 16) == 16
+    assert used(epyc.id, Task.prefill, Precision.fp32, 1, 96) == 96  # 512 prompt tokens: 512 rows
     assert parts(xeon.id, Precision.fp32, 1, 16)[1] < 0.5 * parts(xeon.id, Precision.fp32, 1, 1)[1]
     # the step on many threads is the one-thread step but for the KV cache's reads: never faster than them
     wide = generation.step(SHAPE, Task.decode, Precision.fp32, 1, 512, epyc)
     narrow = generation.step(SHAPE, Task.decode, Precision.fp32, 1, 512, epyc, threads=1)
     assert wide is not None and narrow is not None
     assert narrow.seconds * (1 + 1e-9) >= wide.seconds >= 0.9 * narrow.seconds
-    assert wide.one_thread and not narrow.one_thread  # on one thread already: nothing to say
+    assert wide.product_threads == 1 and narrow.product_threads is None  # on one thread already: nothing to say
     # the calibration's factor is on the step so modelled: the one core is not the lab's calibration
     assert wide.factor == pytest.approx(narrow.factor, rel=0.05)  # the KV cache part alone differs

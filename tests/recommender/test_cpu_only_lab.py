@@ -506,6 +506,7 @@ def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serv
         ("h100-sxm5-80gb", Precision.bf16, Task.prefill, 1),
         ("xeon-platinum-8480plus", Precision.fp32, Task.decode, 1),
         ("epyc-9654", Precision.fp32, Task.decode, 1),  # its one-row products on one thread, in both
+        ("epyc-9654", Precision.fp32, Task.decode, 4),  # four rows: on 12 of its 96 cores (MKL's grid)
         ("mi300x", Precision.bf16, Task.decode, 1),
     ):
         body = {
@@ -525,7 +526,10 @@ def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serv
         calibrated = "calibrated by hwadvisor's own prefill and decode runs" in answer["explanation"]
         assert calibrated == (planned.factor != 1.0), part
         assert calibrated == (part != "mi300x")
-        assert ("weight products on one core" in answer["explanation"]) == planned.one_thread == (part == "epyc-9654")
+        fewer = planned.product_threads
+        assert ("weight products on one core" in answer["explanation"]) == (fewer == 1)
+        assert (f"weight products on {fewer} cores" in answer["explanation"]) == (fewer is not None and fewer > 1)
+        assert (fewer == {1: 1, 4: 12}[batch]) if part == "epyc-9654" else (fewer is None)
         if calibrated:  # the planner's band: the calibration's, no narrower than the machine band
             assert answer["error_pct"] == pytest.approx(as_pct(planned.band))
 

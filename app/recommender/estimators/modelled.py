@@ -58,7 +58,7 @@ from app.recommender.estimators.base import (
 from app.recommender.evidence import LAB, REFERENCE, Hardware, by_batch
 from app.recommender.guess import Guess
 from app.recommender.power import modelled_draw
-from app.recommender.reasons import ONE_THREAD, Why
+from app.recommender.reasons import Why, fewer_threads
 
 MIN_MODELLED_PCT = 5.0
 GRAPH_GPU_GAP = (3.7, 6.7)
@@ -352,7 +352,7 @@ def _regime_band(name: str, regime: str, *otherwise: str) -> float:
 
 def _language_model(
     hardware: Hardware, config: Config, evidence: Evidence, modelled: Prediction
-) -> tuple[float, float, bool] | None:
+) -> tuple[float, float, int | None] | None:
     """A zoo language model's prefill or decode that no lab device calibrates, calibrated as the serving
     planner's steps are (app/perfmodel/generation.py ``zoo_factor``): the factor and band of hwadvisor's
     own prefill and decode runs, where they speak for the kind, vendor and runtime; a catalog part's band
@@ -371,10 +371,10 @@ def _language_model(
     )
     if found is None:
         return None
-    factor, band, one_thread = found
+    factor, band, product_threads = found
     if not hardware.ref.owned:
         band = max(band, machine_band(modelled.band_kind, modelled.regime))
-    return factor, band, one_thread
+    return factor, band, product_threads
 
 
 def _twin(
@@ -478,8 +478,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
             calibrated_by = LAB_LEVEL
         language = None if correction is not None else _language_model(hardware, config, evidence, modelled)
         if language is not None:
-            factor, band, one_thread = language
-            calibrated_by = LANGUAGE_RUNS + (f"; {ONE_THREAD}" if one_thread else "")
+            factor, band, product_threads = language
+            calibrated_by = LANGUAGE_RUNS + (f"; {fewer_threads(product_threads)}" if product_threads else "")
         if at_twin is not None:
             # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
             band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))
