@@ -5,7 +5,7 @@ runs on one thread however many are allowed (pytorch/pytorch#96643). A product o
 which lays the threads it may use out as a grid: the output's columns split over C of them, the rows
 in blocks of ``ROW_BLOCK`` over G groups of those (C x G <= N). A product of few rows fills few groups:
 2-4 rows take one group's C threads, 5-8 two groups', and so on, so a decode of few sequences uses a
-fraction of a many-core part's threads (96 allowed: 12 threads at 2-4 rows, 24 at 5-8, all from 32).
+fraction of a many-core part's threads (96 allowed: 12 threads at 2-4 rows, 24 at 5-8, all 96 at 32).
 C and G per N are measured, not derived (``benchmarks/linear_rows.py --split``, which counts the threads
 that did a share of the work under ``OMP_WAIT_POLICY=PASSIVE``, so it needs no more cores than one):
 the shipped grid is app/perfmodel/data/mkl_split.json. Where it applies is
