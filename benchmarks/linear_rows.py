@@ -60,11 +60,15 @@ CHECKED_ROWS = (1, 3, 5, 9, 17, 33)
 
 
 def cpu_ns() -> dict[str, int]:
-    """Each of this process's threads' time on a CPU so far (ns)."""
+    """Each of this process's threads' time on a CPU so far (ns); a thread that ends while it is read (the
+    pool shrinks when fewer threads are allowed) is left out."""
     spent = {}
     for tid in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as f:
-            spent[tid] = int(f.read().split()[0])
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as f:
+                spent[tid] = int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
     return spent
 
 
