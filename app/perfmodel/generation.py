@@ -325,20 +325,25 @@ def modelled_parts(
     found: Breakdown,
     held: Memory,
     fewer: Breakdown | None = None,
+    products_on: int | None = None,
 ) -> Modelled:
     """The step ``found`` (``profile`` at ``batch`` on ``threads`` of ``dev``) in COMPONENTS, and its seconds.
     Where its weight products run on fewer threads than ``found`` had (``product_threads``), its compute
-    and its weights' reads are the step's on that many cores (``fewer`` where the caller has it: at the
-    clock so many busy cores hold and their share of the bandwidth); the KV cache's reads (attention) and
-    the rest use the threads ``found`` was modelled with. On a CPU the parts add up to the step. On more
-    than one core, each memory part's work shared by the cores (``Modelled.per_core``)."""
+    and its weights' reads are the step's on that many cores (``products_on`` and ``fewer`` where the
+    caller has them: at the clock so many busy cores hold and their share of the bandwidth); the KV
+    cache's reads (attention) and the rest use the threads ``found`` was modelled with. On a CPU the parts
+    add up to the step. On more than one core, each memory part's work shared by the cores
+    (``Modelled.per_core``)."""
     parts = parts_of(found, held)
     if not many_cores(dev, threads):
         return Modelled(parts, found.seconds, product_threads=None)
     work = one_core_work(dev, threads)
     per_core = [parts[0], parts[1] * work, parts[2] * work, parts[3]]
     asked = int(threads or dev.units)
-    used = product_threads(hardware, profile.task, profile.precision, batch, profile.shape["sequence"], runtime, asked)
+    used = products_on
+    if used is None:
+        context = profile.shape["sequence"]
+        used = product_threads(hardware, profile.task, profile.precision, batch, context, runtime, asked)
     if used >= asked:
         return Modelled(parts, found.seconds, product_threads=None, per_core=per_core)
     if fewer is None:
@@ -467,6 +472,7 @@ def steps_at(
     link = ring_link(hardware, shards) if shards > 1 else None
     made: list[Step | None] = []
     fewer: dict[int, Breakdown] = {}
+    used: dict[int, int] = {}
     if many_cores(dev, threads):  # the batches whose products run on fewer threads, in one evaluation
         asked = int(threads or dev.units)
         used = {b: product_threads(hardware, task, precision, b, context, runtime, asked) for b in batches}
@@ -475,7 +481,9 @@ def steps_at(
         fewer = dict(zip(few, steps(cases, calibration().of(dev.kind)), strict=True))
     for batch, found in zip(batches, breakdowns, strict=True):
         held = memory(shape, task, precision, batch, context, shards)
-        modelled = modelled_parts(profile, hardware, dev, batch, runtime, threads, found, held, fewer.get(batch))
+        modelled = modelled_parts(
+            profile, hardware, dev, batch, runtime, threads, found, held, fewer.get(batch), used.get(batch)
+        )
         calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
         exchanged = 0.0
         if link is not None:
