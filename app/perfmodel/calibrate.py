@@ -175,6 +175,9 @@ def _rows(design: _Design, rows: np.ndarray) -> _Design:
         convolution=c.convolution[keep],
         blas=c.blas[keep],
         cases=len(rows),
+        compute_share=None if c.compute_share is None else c.compute_share[keep],
+        bandwidth_share=None if c.bandwidth_share is None else c.bandwidth_share[keep],
+        product_threads=None if c.product_threads is None else [c.product_threads[r] for r in rows],
     )
     launched, called, kept = design.fusion
     return replace(

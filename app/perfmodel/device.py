@@ -45,7 +45,7 @@ twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reac
 def mkl_on_amd(hardware: CatalogHardware) -> bool:
     """Whether PyTorch's BLAS on ``hardware`` is MKL on an AMD CPU (the catalog's vendor "AMD", a probe's
     "AuthenticAMD"), where MKL takes its code for other vendors' CPUs: AVX2 kernels (``blas_share``) and
-    a product of few rows on few threads (app/perfmodel/generation.py ``product_threads``)."""
+    a product of few rows on few threads (app/perfmodel/mkl_split.py)."""
     return hardware.kind == "cpu" and "amd" in hardware.vendor.lower()
 
 
@@ -139,6 +139,9 @@ class Device:
     GPUs): how much faster a core runs when few are busy (app/perfmodel/model.py, ``scaled``)."""
     blas_share: float = 1.0
     """The share of ``matrix`` PyTorch's linear layers and matmuls reach through its BLAS (``blas_share``)."""
+    mkl_split: bool = False
+    """Whether PyTorch's products at this precision are MKL's fp32 ones on an AMD CPU (``mkl_on_amd``),
+    which run a product of few rows on fewer threads than they may use (app/perfmodel/mkl_split.py)."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -184,4 +187,5 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         matrix_watts=hardware.tdp_w / ENERGY_WEIGHT[precision] if hardware.tdp_w else float("inf"),
         turbo=turbo,
         blas_share=blas_share(hardware, precision),
+        mkl_split=precision is Precision.fp32 and mkl_on_amd(hardware),
     )

@@ -8,8 +8,9 @@ in blocks of ``ROW_BLOCK`` over G groups of those (C x G <= N). A product of few
 fraction of a many-core part's threads (96 allowed: 12 threads at 2-4 rows, 24 at 5-8, all 96 at 32).
 C and G per N are measured, not derived (``benchmarks/linear_rows.py --split``, which counts the threads
 that did a share of the work under ``OMP_WAIT_POLICY=PASSIVE``, so it needs no more cores than one):
-the shipped grid is app/perfmodel/data/mkl_split.json. Where it applies is
-app/perfmodel/generation.py's ``product_threads``.
+the shipped grid is app/perfmodel/data/mkl_split.json. Where it applies: a language model's step,
+app/perfmodel/generation.py's ``product_threads``; a zoo workload's inference step, per bucket of its
+linear layers, app/perfmodel/model.py's ``few_row_shares``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def threads_of(rows: int, columns: int, row_groups: int) -> int:
     return columns * min(row_groups, math.ceil(rows / chunk))
 
 
+@lru_cache(maxsize=65536)
 def product_threads(rows: int, threads: int) -> int:
     """The threads MKL runs an fp32 product of ``rows`` rows on, on an AMD CPU, allowed ``threads``."""
     return min(threads, threads_of(rows, *shipped().grid(threads)))

@@ -34,7 +34,9 @@ CPU's tile units (AMX), a factor of each of their own (``Params.eager_conv_tile`
 ``Params.eager_kernel_tile``): eager PyTorch reaches a far smaller share of AMX's peak than a graph
 runtime does, and than of the vector units'. PyTorch's linear layers and
 matmuls (eager or compiled) go to its BLAS, MKL, whose kernels on an AMD CPU are AVX2's: on a part with
-wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py). On a
+wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py), and
+an inference step's products of few rows (a linear layer fed one vector per sample, at a small batch)
+run on the few threads MKL gives them there (``few_row_shares``, the *few-row rule*). On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
 and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
@@ -58,15 +60,17 @@ Every parameter is shared by all devices of a kind (GPU or CPU) and learned from
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from app.contracts import Task
+from app.perfmodel import mkl_split
 from app.perfmodel.device import Device, on_tiles
-from app.perfmodel.profile import TENSOR_CLASSES, OpClass, Profile
+from app.perfmodel.profile import TENSOR_CLASSES, Bucket, OpClass, Profile
 
 Array = npt.NDArray[Any]
 Seconds = TypeVar("Seconds", float, Array)
@@ -220,6 +224,9 @@ class Breakdown:
     streamed_s: float = 0.0
     """The part of ``memory_s`` moved at the eager stream rate (``Params.stream``) rather than at the
     DRAM's: where the SMs, not the memory, bound an eager GPU step's memory-bound kernels."""
+    product_threads: int | None = None
+    """The fewest threads any of the step's products was modelled on, where fewer than the step's (an
+    AMD CPU's few-row fp32 products, ``few_row_shares``); None where all run on every thread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +247,13 @@ class Columns:
     blas: npt.NDArray[np.bool_]
     """Buckets of BLAS_CLASSES."""
     cases: int
+    compute_share: Array | None = None
+    """Per bucket, the share of its case's matrix peak its products run at, and of its bandwidth
+    (``bandwidth_share``): less than 1 where they run on fewer threads than the case (``few_row_shares``);
+    None: 1 everywhere."""
+    bandwidth_share: Array | None = None
+    product_threads: list[int | None] | None = None
+    """Per case, the fewest threads any of its products runs on where fewer than the case's (``FewRows``)."""
 
 
 OVERLAP = 4.0
@@ -340,6 +354,8 @@ def evaluate(
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
     peak = np.where(cols.tensor, matrix[i] * np.where(cols.blas, blas_share[i], 1.0), vector[i])
+    if cols.compute_share is not None:
+        peak = peak * cols.compute_share
     n = cols.cases
     launched, called, kept = fusion or fused(cols, dispatch)
     launched = launched + np.where(relaid, RELAYOUT_KERNELS * cols.kernels, 0.0)  # from C++, not Python
@@ -348,6 +364,8 @@ def evaluate(
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
     fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
     fed = min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits)
+    if cols.bandwidth_share is not None:
+        fed = fed * cols.bandwidth_share
     at_stream = np.zeros(len(i), dtype=bool)
     if params.stream > 0:  # an eager kernel on a GPU streams no faster than its SMs let it
         streamed = params.stream * units * clock_hz * sustained
@@ -459,8 +477,78 @@ def stacked(cases: Sequence[Case]) -> tuple[Columns, dict[str, Array]]:
         blas=np.concatenate([k[8] for k in parts]).astype(bool),
         cases=len(cases),
     )
+    few = [few_row_shares(c, k[10]) for c, k in zip(cases, parts, strict=True)]
+    if any(f is not None for f in few):
+        first = np.concatenate([[0], np.cumsum([len(k[0]) for k in parts])[:-1]]).tolist()
+        compute, fed = np.ones(len(cols.case)), np.ones(len(cols.case))
+        for start, f in zip(first, few, strict=True):
+            for j, (on_compute, on_bandwidth) in f.shares.items() if f else ():
+                compute[start + j], fed[start + j] = on_compute, on_bandwidth
+        cols = replace(
+            cols,
+            compute_share=compute,
+            bandwidth_share=fed,
+            product_threads=[f.threads if f else None for f in few],
+        )
     figures = [figures_of(c) for c in cases]
     return cols, {name: np.array([f[name] for f in figures]) for name in figures[0]}
+
+
+FP32_BYTES = 4.0
+
+
+def rows_per_sample(bucket: Bucket) -> float:
+    """The rows a sample puts through a GEMM bucket's weight products at fp32: its FLOPs per sample over
+    twice its weights' elements (what it reads once per step), 1 for a linear layer fed one vector per
+    sample (AlexNet's classifier, an MLP), a sequence's tokens for a transformer's. 0 for another class,
+    or a bucket that reads no weights (attention's matmuls)."""
+    if bucket.op_class is not OpClass.gemm or not bucket.bytes.per_step:
+        return 0.0
+    return bucket.flops.per_sample / (2.0 * bucket.bytes.per_step / FP32_BYTES)
+
+
+@lru_cache(maxsize=4096)
+def _fewer_threads(rows: tuple[float, ...], batch: float, threads: int) -> dict[int, int]:
+    """By bucket index, the threads MKL runs the products of ``rows`` rows per sample at ``batch`` on, where
+    fewer than ``threads`` (a catalog's parts share a few core counts: cached)."""
+    used = {j: mkl_split.product_threads(max(1, round(r * batch)), threads) for j, r in enumerate(rows) if r}
+    return {j: n for j, n in used.items() if n < threads}
+
+
+class FewRows(NamedTuple):
+    """Where a case's products run on fewer threads than the case (``few_row_shares``)."""
+
+    shares: dict[int, tuple[float, float]]
+    """By the bucket's index in its profile: the share of the case's matrix peak its products run at, and
+    of the case's bandwidth they draw (buckets not named: 1 and 1)."""
+    threads: int
+    """The fewest threads any of them runs on."""
+
+
+def few_row_shares(c: Case, rows: Array) -> FewRows | None:
+    """Per bucket of ``c``, given its ``rows`` per sample (``rows_per_sample``): the shares of the case's
+    matrix peak and bandwidth its products get, or None where every product uses every thread.
+
+    PyTorch hands an fp32 linear layer to MKL, which on an AMD CPU (``Device.mkl_split``) runs a product
+    of few rows on a few of the threads it may use (app/perfmodel/mkl_split.py: one row on one thread,
+    2-4 rows on one group of its grid's): an inference step at a small batch whose linear layers take
+    one row per sample runs them as if the step had those threads alone (``scaled``), while its
+    convolutions (oneDNN) use them all. A language model's step applies the same grid to its calibrated
+    parts (app/perfmodel/generation.py ``product_threads``), so its tasks are not handled here; a
+    training step's weight gradients have the layer's outputs as rows, so neither is training."""
+    dev = c.device
+    if not (dev.mkl_split and c.profile.task is Task.infer and is_pytorch(c.runtime)):
+        return None
+    threads = int(min(c.threads or dev.units, dev.units))
+    fewer = _fewer_threads(tuple(rows.tolist()), c.batch, threads)
+    if not fewer:
+        return None
+    matrix, _vector, bandwidth = scaled(dev, threads, threads * c.streams)
+    shares = {}
+    for j, n in fewer.items():
+        fewer_matrix, _vector, fewer_bandwidth = scaled(dev, n)
+        shares[j] = (min(1.0, fewer_matrix / matrix), min(1.0, fewer_bandwidth / bandwidth))
+    return FewRows(shares, min(fewer.values()))
 
 
 def relayout(c: Case) -> float:
@@ -495,6 +583,7 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
                 utilisation_memory=min(1.0, float(out["bytes"][n]) / seconds / figures["bandwidth"][n]),
                 bound="host" if host > device_s else "compute" if compute >= memory else "memory",
                 streamed_s=float(out["streamed"][n]),
+                product_threads=cols.product_threads[n] if cols.product_threads else None,
             )
         )
     return found
@@ -502,7 +591,8 @@ def steps(cases: Sequence[Case], params: Params) -> list[Breakdown]:
 
 def _coefficients(profile: Profile) -> tuple[Array, ...]:
     """Per bucket: FLOPs per sample and per step, bytes per sample and per step, kernels, on-matrix-units,
-    operators, a convolution, a BLAS class, the index of its efficiency in EFFICIENCY_CLASSES."""
+    operators, a convolution, a BLAS class, the index of its efficiency in EFFICIENCY_CLASSES, its
+    products' rows per sample (``rows_per_sample``)."""
     b = profile.buckets
     return (
         np.array([x.flops.per_sample for x in b]),
@@ -515,6 +605,7 @@ def _coefficients(profile: Profile) -> tuple[Array, ...]:
         np.array([x.op_class is OpClass.conv for x in b]),
         np.array([x.op_class in BLAS_CLASSES for x in b]),
         np.array([EFFICIENCY_CLASSES.index(EFFICIENCY_OF.get(x.op_class, "vector")) for x in b]),
+        np.array([rows_per_sample(x) for x in b]),
     )
 
 

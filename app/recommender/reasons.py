@@ -15,8 +15,9 @@ from app.contracts import PowerBasis, Reason, ReasonCode
 
 
 def fewer_threads(cores: int) -> str:
-    """What a language model's step says where its weight products were modelled on fewer cores than the
-    step's (app/perfmodel/generation.py ``product_threads``)."""
+    """What a step says where its weight products were modelled on fewer cores than the step's: a language
+    model's (app/perfmodel/generation.py ``product_threads``), a zoo workload's linear layers at a small
+    batch (app/perfmodel/model.py ``few_row_shares``)."""
     return (
         f"its fp32 weight products on {'one core' if cores == 1 else f'{cores} cores'}, as many as MKL splits "
         "a product of so few rows over on an AMD CPU (one row: one core); bf16 uses every core"

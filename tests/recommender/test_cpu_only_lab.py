@@ -534,6 +534,42 @@ def test_a_language_models_step_no_lab_device_measured_is_calibrated_as_the_serv
             assert answer["error_pct"] == pytest.approx(as_pct(planned.band))
 
 
+def test_a_zoo_workloads_few_row_linear_layers_on_an_epyc_say_the_cores_they_run_on(api: Api) -> None:
+    """AlexNet's classifier takes one row per sample: at batch 1 MKL runs it on one of an EPYC 9654's 96
+    cores, at batch 4 on 12, at batch 64 on all of them; a Xeon's MKL and ONNX Runtime use every core
+    (app/perfmodel/model.py ``few_row_shares``)."""
+    cpu_only_lab(api)
+    headers = api.bearer(api.token("readonly"))
+    said = {}
+    for part, runtime, batch in (
+        ("epyc-9654", "torch-eager", 1),
+        ("epyc-9654", "torch-eager", 4),
+        ("epyc-9654", "torch-eager", 64),
+        ("epyc-9654", "onnxruntime-cpu", 1),
+        ("xeon-platinum-8480plus", "torch-eager", 1),
+    ):
+        body = {
+            "catalog_id": part,
+            "workload": "alexnet",
+            "task": "infer",
+            "precision": "fp32",
+            "batch_size": batch,
+            "runtime": runtime,
+        }
+        response = api.client.post("/api/v1/predictions", json=body, headers=headers)
+        assert response.status_code == 200, response.text
+        said[(part, runtime, batch)] = response.json()
+    on = {key: answer["explanation"] for key, answer in said.items()}
+    assert "weight products on one core" in on[("epyc-9654", "torch-eager", 1)]
+    assert "weight products on 12 cores" in on[("epyc-9654", "torch-eager", 4)]
+    for key in (("epyc-9654", "torch-eager", 64), ("epyc-9654", "onnxruntime-cpu", 1)):
+        assert "weight products on" not in on[key], key
+    assert "weight products on" not in on[("xeon-platinum-8480plus", "torch-eager", 1)]
+    # one core reads the classifier's 234 MB: batch 4 is more than 4x batch 1's samples/s
+    one, four = (said[("epyc-9654", "torch-eager", b)]["throughput_samples_per_s"] for b in (1, 4))
+    assert four > 4 * one
+
+
 def test_eager_gpus_beside_graph_runtime_cpus_are_said_to_be_no_like_for_like_comparison(api: Api) -> None:
     cpu_only_lab(api)
     body: dict[str, Any] = {"workload": "resnet50", "task": "infer", "scope": "catalog", "limit": 5}

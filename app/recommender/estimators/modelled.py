@@ -480,6 +480,8 @@ def _modelled(hardware: Hardware, config: Config, evidence: Evidence) -> Guess |
         if language is not None:
             factor, band, product_threads = language
             calibrated_by = LANGUAGE_RUNS + (f"; {fewer_threads(product_threads)}" if product_threads else "")
+        elif modelled.breakdown.product_threads:  # a zoo step's few-row linear layers (model.few_row_shares)
+            calibrated_by += f"; {fewer_threads(modelled.breakdown.product_threads)}"
         if at_twin is not None:
             # fp16 from bf16 measurements (or back): the twin's own band, whatever the batch
             band = max(band, _regime_band(f"{kind}-twin", modelled.regime, f"{kind}-transfer", kind))

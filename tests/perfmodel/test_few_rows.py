@@ -1,0 +1,83 @@
+"""A zoo inference step's few-row fp32 linear layers on an AMD CPU run on the threads MKL gives them
+(app/perfmodel/model.py ``few_row_shares``; the grid: app/perfmodel/mkl_split.py)."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+
+from app.catalog import get
+from app.contracts import Precision, Task
+from app.perfmodel import model
+from app.perfmodel.device import device
+from app.perfmodel.model import rows_per_sample, step
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.profile import OpClass, shipped
+
+
+def alexnet_on(part: str, batch: int, threads: int | None, runtime: str = "torch-eager") -> model.Breakdown:
+    dev = device(get(part), Precision.fp32)
+    assert dev is not None
+    profile = shipped()[("alexnet", Task.infer, Precision.fp32)]
+    return step(profile, dev, batch, calibration().of("cpu"), runtime=runtime, threads=threads)
+
+
+def without_rule(part: str, batch: int, threads: int | None, runtime: str = "torch-eager") -> model.Breakdown:
+    with mock.patch.object(model, "few_row_shares", lambda c, rows: None):
+        return alexnet_on(part, batch, threads, runtime)
+
+
+def test_a_linear_layer_takes_one_row_per_sample_and_a_transformer_its_tokens() -> None:
+    profiles = shipped()
+    classifier = [rows_per_sample(b) for b in profiles[("alexnet", Task.infer, Precision.fp32)].buckets]
+    assert [round(r, 2) for r in classifier if r] == [1.0]
+    bert = [rows_per_sample(b) for b in profiles[("bert_base", Task.infer, Precision.fp32)].buckets]
+    assert max(bert) == pytest.approx(128, rel=0.01)  # the encoder's layers: a sequence of 128 tokens each
+    for b in profiles[("resnet50", Task.infer, Precision.fp32)].buckets:
+        assert (rows_per_sample(b) > 0) == (b.op_class is OpClass.gemm)  # convolutions are oneDNN's
+
+
+def test_alexnets_batch_1_classifier_runs_on_one_of_an_epycs_96_cores() -> None:
+    found = alexnet_on("epyc-9654", 1, 96)
+    assert found.product_threads == 1
+    assert found.seconds > 2 * without_rule("epyc-9654", 1, 96).seconds  # 234 MB read by one core
+    # 64 rows fill MKL's grid of 96 threads (12 columns x 8 groups of 8 rows): every core
+    assert alexnet_on("epyc-9654", 64, 96).product_threads is None
+    assert alexnet_on("epyc-9654", 64, 96).seconds == without_rule("epyc-9654", 64, 96).seconds
+
+
+def test_a_second_thread_buys_a_batch_1_classifier_nothing_and_a_batch_8_one_its_share() -> None:
+    # two threads: 1-4 rows on one (benchmarks/linear_rows.py), 5 and more on both
+    for batch in (1, 4):
+        assert alexnet_on("epyc-9654", batch, 2).product_threads == 1
+    assert alexnet_on("epyc-9654", 8, 2).product_threads is None
+    gained = alexnet_on("epyc-9654", 1, 1).seconds / alexnet_on("epyc-9654", 1, 2).seconds
+    assert 1.0 < gained < without_rule("epyc-9654", 1, 1).seconds / without_rule("epyc-9654", 1, 2).seconds
+
+
+@pytest.mark.parametrize(
+    ("part", "runtime", "precision"),
+    [
+        ("xeon-platinum-8480plus", "torch-eager", Precision.fp32),  # MKL's own kernels on Intel: every thread
+        ("epyc-9654", "onnxruntime-cpu", Precision.fp32),  # MLAS, not MKL
+        ("epyc-9654", "torch-eager", Precision.bf16),  # oneDNN
+    ],
+)
+def test_only_pytorchs_fp32_products_on_an_amd_cpu_take_fewer_threads(
+    part: str, runtime: str, precision: Precision
+) -> None:
+    dev = device(get(part), precision)
+    assert dev is not None
+    profile = shipped()[("alexnet", Task.infer, precision)]
+    found = step(profile, dev, 1, calibration().of("cpu"), runtime=runtime, threads=int(dev.units))
+    assert found.product_threads is None
+
+
+def test_training_and_a_language_models_steps_are_left_to_their_own_rules() -> None:
+    dev = device(get("epyc-9654"), Precision.fp32)
+    assert dev is not None
+    params = calibration().of("cpu")
+    for key in (("alexnet", Task.train, Precision.fp32), ("llama_135m", Task.decode, Precision.fp32)):
+        found = step(shipped()[key], dev, 1, params, runtime="torch-eager", threads=96)
+        assert found.product_threads is None, key
