@@ -9,7 +9,7 @@ fraction of a many-core part's threads (96 allowed: 12 threads at 2-4 rows, 24 a
 C and G per N are measured, not derived (``benchmarks/linear_rows.py --split``, which counts the threads
 that did a share of the work under ``OMP_WAIT_POLICY=PASSIVE``, so it needs no more cores than one):
 the shipped grid is app/perfmodel/data/mkl_split.json. Where it applies: a language model's step,
-app/perfmodel/generation.py's ``product_threads``; a zoo workload's inference step, per bucket of its
+app/perfmodel/generation.py's ``product_threads``; a zoo workload's step, per bucket of its
 linear layers, app/perfmodel/model.py's ``few_row_shares``.
 """
 

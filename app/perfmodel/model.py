@@ -35,8 +35,8 @@ CPU's tile units (AMX), a factor of each of their own (``Params.eager_conv_tile`
 runtime does, and than of the vector units'. PyTorch's linear layers and
 matmuls (eager or compiled) go to its BLAS, MKL, whose kernels on an AMD CPU are AVX2's: on a part with
 wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py), and
-an inference step's products of few rows (a linear layer fed one vector per sample, at a small batch)
-run on the few threads MKL gives them there (``few_row_shares``, the *few-row rule*). On a
+a step's products of few rows (a linear layer fed one vector per sample, at a small batch) run on the
+few threads MKL gives them there (``few_row_shares``, the *few-row rule*). On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
 and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
@@ -507,12 +507,29 @@ def rows_per_sample(bucket: Bucket) -> float:
     return bucket.flops.per_sample / (2.0 * bucket.bytes.per_step / FP32_BYTES)
 
 
+ROW_PRODUCTS_IN_TRAINING = 2.0 / 3.0
+"""The share of a training step's linear-layer work whose rows are the batch: of a layer's three
+products of equal FLOPs, the forward and the input gradient (the weight gradient has the layer's outputs
+as rows and the batch as its inner dimension). A first layer fed the data has no input gradient (FCN-S's,
+45% of its weights), which this share does not follow."""
+
+
 @lru_cache(maxsize=4096)
-def _fewer_threads(rows: tuple[float, ...], batch: float, threads: int) -> dict[int, int]:
-    """By bucket index, the threads MKL runs the products of ``rows`` rows per sample at ``batch`` on, where
-    fewer than ``threads`` (a catalog's parts share a few core counts: cached)."""
-    used = {j: mkl_split.product_threads(max(1, round(r * batch)), threads) for j, r in enumerate(rows) if r}
-    return {j: n for j, n in used.items() if n < threads}
+def _fewer_threads(rows: tuple[float, ...], batch: float, threads: int, training: bool) -> dict[int, tuple[int, int]]:
+    """By bucket index, where fewer than ``threads``: the threads MKL runs the products of ``rows`` rows per
+    sample at ``batch`` on, and those it runs a training step's weight gradients on (``threads``, but one
+    for a batch of one: an outer product, single-threaded as a one-row product is; counted with
+    benchmarks/linear_rows.py's thread count). Cached: a catalog's parts share a few core counts."""
+    found = {}
+    for j, r in enumerate(rows):
+        if not r:
+            continue
+        row_count = max(1, round(r * batch))
+        used = mkl_split.product_threads(row_count, threads)
+        gradient = 1 if row_count == 1 else threads
+        if used < threads or (training and gradient < threads):
+            found[j] = (used, gradient)
+    return found
 
 
 class FewRows(NamedTuple):
@@ -533,22 +550,38 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
     of few rows on a few of the threads it may use (app/perfmodel/mkl_split.py: one row on one thread,
     2-4 rows on one group of its grid's): an inference step at a small batch whose linear layers take
     one row per sample runs them as if the step had those threads alone (``scaled``), while its
-    convolutions (oneDNN) use them all. A language model's step applies the same grid to its calibrated
-    parts (app/perfmodel/generation.py ``product_threads``), so its tasks are not handled here; a
-    training step's weight gradients have the layer's outputs as rows, so neither is training."""
+    convolutions (oneDNN) use them all. A training step's forward and input-gradient products take the
+    batch as rows, its weight gradients the layer's outputs, on every thread (one at a batch of one): the
+    bucket's work is shared between the two (``ROW_PRODUCTS_IN_TRAINING``). A language model's step
+    applies the same grid to its calibrated parts (app/perfmodel/generation.py ``product_threads``), so
+    its tasks are not handled here."""
     dev = c.device
-    if not (dev.mkl_split and c.profile.task is Task.infer and is_pytorch(c.runtime)):
+    training = c.profile.task is Task.train
+    if not (dev.mkl_split and (training or c.profile.task is Task.infer) and is_pytorch(c.runtime)):
         return None
     threads = int(min(c.threads or dev.units, dev.units))
-    fewer = _fewer_threads(tuple(rows.tolist()), c.batch, threads)
+    fewer = _fewer_threads(tuple(rows.tolist()), c.batch, threads, training)
     if not fewer:
         return None
     matrix, _vector, bandwidth = scaled(dev, threads, threads * c.streams)
-    shares = {}
-    for j, n in fewer.items():
-        fewer_matrix, _vector, fewer_bandwidth = scaled(dev, n)
-        shares[j] = (min(1.0, fewer_matrix / matrix), min(1.0, fewer_bandwidth / bandwidth))
-    return FewRows(shares, min(fewer.values()))
+
+    def share(n: int) -> tuple[float, float]:
+        alone_matrix, _vector, alone_bandwidth = scaled(dev, n)
+        return min(1.0, alone_matrix / matrix), min(1.0, alone_bandwidth / bandwidth)
+
+    shares, fewest = {}, threads
+    for j, (used, gradient) in fewer.items():
+        on_rows = share(used)
+        if training:  # the forward and input gradient on the rows' threads, the weight gradient on its own
+            on_gradient, f = share(gradient), ROW_PRODUCTS_IN_TRAINING
+            on_rows = (
+                1.0 / (f / on_rows[0] + (1.0 - f) / on_gradient[0]),
+                1.0 / (f / on_rows[1] + (1.0 - f) / on_gradient[1]),
+            )
+            fewest = min(fewest, gradient)
+        shares[j] = on_rows
+        fewest = min(fewest, used)
+    return FewRows(shares, fewest)
 
 
 def relayout(c: Case) -> float:

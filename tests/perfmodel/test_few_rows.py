@@ -1,4 +1,4 @@
-"""A zoo inference step's few-row fp32 linear layers on an AMD CPU run on the threads MKL gives them
+"""A zoo step's few-row fp32 linear layers on an AMD CPU run on the threads MKL gives them
 (app/perfmodel/model.py ``few_row_shares``; the grid: app/perfmodel/mkl_split.py)."""
 
 from __future__ import annotations
@@ -74,10 +74,39 @@ def test_only_pytorchs_fp32_products_on_an_amd_cpu_take_fewer_threads(
     assert found.product_threads is None
 
 
-def test_training_and_a_language_models_steps_are_left_to_their_own_rules() -> None:
+def test_a_training_steps_weight_gradients_use_every_thread_but_at_a_batch_of_one() -> None:
+    """Forward and input gradient: the batch's rows on MKL's grid; the weight gradient (the layer's
+    outputs as rows): every thread, but one at batch 1 (an outer product), as benchmarks/linear_rows.py's
+    count showed at 2-96 threads."""
     dev = device(get("epyc-9654"), Precision.fp32)
     assert dev is not None
     params = calibration().of("cpu")
-    for key in (("alexnet", Task.train, Precision.fp32), ("llama_135m", Task.decode, Precision.fp32)):
-        found = step(shipped()[key], dev, 1, params, runtime="torch-eager", threads=96)
-        assert found.product_threads is None, key
+    profile = shipped()[("alexnet", Task.train, Precision.fp32)]
+
+    def seconds(batch: int, threads: int, rule: bool = True) -> float:
+        if rule:
+            return step(profile, dev, batch, params, runtime="torch-eager", threads=threads).seconds
+        with mock.patch.object(model, "few_row_shares", lambda c, rows: None):
+            return step(profile, dev, batch, params, runtime="torch-eager", threads=threads).seconds
+
+    assert step(profile, dev, 1, params, runtime="torch-eager", threads=96).product_threads == 1
+    assert step(profile, dev, 4, params, runtime="torch-eager", threads=96).product_threads == 12
+    assert step(profile, dev, 64, params, runtime="torch-eager", threads=96).product_threads is None
+    # at two threads a batch of 4's forward and input gradient are one thread's, its weight gradient both's:
+    # a second thread buys more than at batch 1 (all one thread's), less than without the rule
+    gained = {b: seconds(b, 1) / seconds(b, 2) for b in (1, 4)}
+    assert 1.0 < gained[1] < gained[4] < seconds(4, 1, rule=False) / seconds(4, 2, rule=False)
+
+
+def test_a_language_models_steps_are_left_to_their_own_rule() -> None:
+    dev = device(get("epyc-9654"), Precision.fp32)
+    assert dev is not None
+    found = step(
+        shipped()[("llama_135m", Task.decode, Precision.fp32)],
+        dev,
+        1,
+        calibration().of("cpu"),
+        runtime="torch-eager",
+        threads=96,
+    )
+    assert found.product_threads is None
