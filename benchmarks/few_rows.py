@@ -1,15 +1,16 @@
 """What a second thread buys a zoo workload whose linear layers take one row per sample, measured and
-modelled, with and without the few-row rule for the zoo's inference steps.
+modelled, with and without the few-row rule for the zoo's steps.
 
-    .venv/bin/hwadvisor bench --suite benchmarks/cpu_few_rows.toml --out RUN.json
+    .venv/bin/hwadvisor bench --suite benchmarks/cpu_few_rows.toml --out RUN.json   (or cpu_few_rows_train.toml)
     .venv/bin/python -m benchmarks.few_rows --run RUN.json [--markdown]
     .venv/bin/python -m benchmarks.few_rows --speed [--rounds 9]
 
 AlexNet's classifier (58 of its 61 million weights) and the FCN MLPs multiply one row per sample. In
 eager PyTorch at fp32 on an AMD CPU those products are MKL's, which runs a product of 1-4 rows on one
 thread when it may use two (app/perfmodel/mkl_split.py), so a second thread speeds such a step at a
-small batch far less than the model's threads otherwise say. The model gives each inference step's
-linear layers the threads MKL runs them on (app/perfmodel/model.py ``few_row_shares``).
+small batch far less than the model's threads otherwise say. The model gives each step's linear
+layers the threads MKL runs them on (app/perfmodel/model.py ``few_row_shares``; in training the
+forward and input gradient take the batch's rows, the weight gradient the layer's outputs).
 
 The run's speedups (two threads' samples/s over one thread's, same workload and batch) are set beside
 the model's for the catalog parts of the run's CPU generation (benchmarks/lab_cpu.py ``candidates``,
@@ -100,14 +101,15 @@ def main() -> None:
         raise SystemExit(f"no catalog generation for {cpu.model_name!r}: add it to benchmarks/lab_cpu.py GENERATIONS")
     parts = [as_probed(p, frozenset(cpu.isa_features)) for p in parts]
     print(f"{cpu.model_name}, {cpu.vendor} family {cpu.family} model {cpu.model} ({generation}): {len(parts)} parts")
-    measured: dict[tuple[str, int], dict[int, Result]] = defaultdict(dict)
+    measured: dict[tuple[str, str, int], dict[int, Result]] = defaultdict(dict)
     for r in report.results:
-        if r.status is ResultStatus.ok and r.throughput_samples_per_s and r.threads in (1, 2):
-            measured[(r.workload, r.batch_size)][r.threads] = r
+        if r.status is ResultStatus.ok and r.task and r.throughput_samples_per_s and r.threads in (1, 2):
+            measured[(r.workload, r.task.value, r.batch_size)][r.threads] = r
     bar = "|" if args.markdown else " "
-    header(args.markdown, "workload", "batch", "1 thread /s", "2 threads /s", "speedup", "model", "without the rule")
+    columns = ("workload", "task", "batch", "1 thread /s", "2 threads /s", "speedup", "model", "without the rule")
+    header(args.markdown, *columns)
     errors: dict[str, list[float]] = defaultdict(list)  # by form and by whether the rule changes the figure
-    for (workload, batch), by_threads in sorted(measured.items()):
+    for (workload, task, batch), by_threads in sorted(measured.items()):
         if len(by_threads) < 2:
             continue
         one, two = by_threads[1], by_threads[2]
@@ -122,7 +124,7 @@ def main() -> None:
         for name, figure in (("the model", modelled), ("without the rule", without)):
             errors[f"{name}, {where}"].append(math.log(figure / found))
         print(
-            f"{bar} {workload} {bar} {batch} {bar} {one.throughput_samples_per_s:,.1f} {bar} "
+            f"{bar} {workload} {bar} {task} {bar} {batch} {bar} {one.throughput_samples_per_s:,.1f} {bar} "
             f"{two.throughput_samples_per_s:,.1f} {bar} {found:.2f} {bar} {modelled:.2f} {bar} {without:.2f} {bar}"
         )
     print()
