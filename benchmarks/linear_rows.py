@@ -3,6 +3,7 @@ over a KV cache, timed at one thread and at two, side by side in one run.
 
     .venv/bin/python -m benchmarks.linear_rows [--repeats 5] [--threads 2]
     .venv/bin/python -m benchmarks.linear_rows --split [--write]
+    .venv/bin/python -m benchmarks.linear_rows --gradients
 
 A decode step multiplies its weights by as many rows as sequences in the batch, and reads its KV cache
 in attention. app/perfmodel/generation.py models how those scale with threads: an AMD CPU's fp32
@@ -24,6 +25,10 @@ for itself), so a thread with a share of the CPU time did a share of the product
 output columns split over C threads, the rows in blocks of 4 over G) and checks the grid's count against
 the measured one at 1, 3, 5, 9, 17 and 33 rows; ``--write`` ships the grid
 (app/perfmodel/data/mkl_split.json). About four minutes.
+
+``--gradients`` counts the same way a training step's three products of a layer at 1-16 rows, 2-96
+threads allowed: the forward, the input gradient and the weight gradient (app/perfmodel/model.py
+``few_row_shares``), each against the count the model gives it. Under a minute.
 """
 
 from __future__ import annotations
@@ -72,21 +77,57 @@ def cpu_ns() -> dict[str, int]:
     return spent
 
 
-def working_threads(rows: int, threads: int, weight: torch.Tensor, calls: int = 4) -> int:
-    """How many of ``threads`` threads did a share of an fp32 linear layer of ``rows`` rows: those with at
-    least a fifth of the CPU time of the second busiest over ``calls`` calls (the busiest is the caller's,
-    which runs Python too) and a twentieth of the busiest's (one row: the caller's alone). An idle thread
-    woken for each call spends a few microseconds."""
+def threads_working(run: Callable[[], object], threads: int, calls: int = 4) -> int:
+    """How many of ``threads`` threads did a share of ``run``: those with at least a fifth of the CPU time
+    of the second busiest over ``calls`` calls (the busiest is the caller's, which runs Python too) and a
+    twentieth of the busiest's (one row: the caller's alone). An idle thread woken for each call spends a
+    few microseconds."""
     torch.set_num_threads(threads)
-    x = torch.randn(rows, weight.shape[1])
     for _ in range(3):
-        F.linear(x, weight)
+        run()
     before = cpu_ns()
     for _ in range(calls):
-        F.linear(x, weight)
+        run()
     spent = [ns - before.get(tid, 0) for tid, ns in cpu_ns().items()]
     second = sorted(spent)[-2] if len(spent) > 1 else spent[0]
     return sum(1 for ns in spent if ns >= max(0.2 * second, 0.05 * max(spent)))
+
+
+def working_threads(rows: int, threads: int, weight: torch.Tensor, calls: int = 4) -> int:
+    """How many of ``threads`` threads did a share of an fp32 linear layer of ``rows`` rows."""
+    x = torch.randn(rows, weight.shape[1])
+    return threads_working(partial(F.linear, x, weight), threads, calls)
+
+
+GRADIENT_CAPS = (2, 8, 16, 96)
+GRADIENT_ROWS = (1, 2, 4, 5, 8, 16)
+
+
+def gradients() -> None:
+    """A training step's products of a linear layer at a batch of ``rows``: the forward (x W^T), the input
+    gradient (g W: the batch's rows) and the weight gradient (g^T x: the layer's outputs as rows, the
+    batch as the inner dimension), the threads each takes, against what app/perfmodel/model.py's
+    ``_fewer_threads`` says: the forward's and the input gradient's, MKL's grid; the weight gradient's,
+    every thread but one at one row."""
+    torch.manual_seed(0)
+    weight = torch.randn(*SPLIT_WEIGHT)
+    print("| threads allowed | rows | forward: model, counted | input gradient | weight gradient |")
+    print("|---|---|---|---|---|")
+    misses = 0
+    for threads in GRADIENT_CAPS:
+        for rows in GRADIENT_ROWS:
+            x, g = torch.randn(rows, weight.shape[1]), torch.randn(rows, weight.shape[0])
+            grid = mkl_split.product_threads(rows, threads)
+            said = (grid, grid, 1 if rows == 1 else threads)
+            seen = (
+                threads_working(partial(F.linear, x, weight), threads),
+                threads_working(partial(torch.mm, g, weight), threads),
+                threads_working(partial(torch.mm, g.t(), x), threads),
+            )
+            misses += sum(a != b for a, b in zip(said, seen, strict=True))
+            cells = [f"{a}, {b}" + ("" if a == b else " *") for a, b in zip(said, seen, strict=True)]
+            print(f"| {threads} | {rows} | {' | '.join(cells)} |", flush=True)
+    print(f"\n{misses} of {3 * len(GRADIENT_CAPS) * len(GRADIENT_ROWS)} counts off the model's (*)")
 
 
 def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
@@ -166,12 +207,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="the thread count compared with one")
     parser.add_argument("--split", action="store_true", help="how many threads MKL splits a few-row product over")
     parser.add_argument("--write", action="store_true", help="with --split: ship the grid measured")
+    parser.add_argument(
+        "--gradients", action="store_true", help="the threads of a training step's three products of a layer"
+    )
     args = parser.parse_args()
-    if args.split:
+    if args.split or args.gradients:
         if os.environ.get("OMP_WAIT_POLICY") != "PASSIVE":  # idle threads must sleep to be told apart
             env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
             os.execve(sys.executable, [sys.executable, "-m", "benchmarks.linear_rows", *sys.argv[1:]], env)
-        split(args.write)
+        if args.split:
+            split(args.write)
+        else:
+            gradients()
         return
     torch.manual_seed(0)
     n = args.threads

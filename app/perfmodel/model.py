@@ -518,8 +518,8 @@ as rows and the batch as its inner dimension). A first layer fed the data has no
 def _fewer_threads(rows: tuple[float, ...], batch: float, threads: int, training: bool) -> dict[int, tuple[int, int]]:
     """By bucket index, where fewer than ``threads``: the threads MKL runs the products of ``rows`` rows per
     sample at ``batch`` on, and those it runs a training step's weight gradients on (``threads``, but one
-    for a batch of one: an outer product, single-threaded as a one-row product is; counted with
-    benchmarks/linear_rows.py's thread count). Cached: a catalog's parts share a few core counts."""
+    for a batch of one: an outer product, single-threaded as a one-row product is; counted by
+    ``benchmarks.linear_rows --gradients``). Cached: a catalog's parts share a few core counts."""
     found = {}
     for j, r in enumerate(rows):
         if not r:
