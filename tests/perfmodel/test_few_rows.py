@@ -16,16 +16,20 @@ from app.perfmodel.params import shipped as calibration
 from app.perfmodel.profile import OpClass, shipped
 
 
-def alexnet_on(part: str, batch: int, threads: int | None, runtime: str = "torch-eager") -> model.Breakdown:
+def alexnet_on(
+    part: str, batch: int, threads: int | None, runtime: str = "torch-eager", task: Task = Task.infer
+) -> model.Breakdown:
     dev = device(get(part), Precision.fp32)
     assert dev is not None
-    profile = shipped()[("alexnet", Task.infer, Precision.fp32)]
+    profile = shipped()[("alexnet", task, Precision.fp32)]
     return step(profile, dev, batch, calibration().of("cpu"), runtime=runtime, threads=threads)
 
 
-def without_rule(part: str, batch: int, threads: int | None, runtime: str = "torch-eager") -> model.Breakdown:
+def without_rule(
+    part: str, batch: int, threads: int | None, runtime: str = "torch-eager", task: Task = Task.infer
+) -> model.Breakdown:
     with mock.patch.object(model, "few_row_shares", lambda c, rows: None):
-        return alexnet_on(part, batch, threads, runtime)
+        return alexnet_on(part, batch, threads, runtime, task)
 
 
 def test_a_linear_layer_takes_one_row_per_sample_and_a_transformer_its_tokens() -> None:
@@ -78,20 +82,17 @@ def test_a_training_steps_weight_gradients_use_every_thread_but_at_a_batch_of_on
     """Forward and input gradient: the batch's rows on MKL's grid; the weight gradient (the layer's
     outputs as rows): every thread, but one at batch 1 (an outer product), as benchmarks/linear_rows.py's
     count showed at 2-96 threads."""
-    dev = device(get("epyc-9654"), Precision.fp32)
-    assert dev is not None
-    params = calibration().of("cpu")
-    profile = shipped()[("alexnet", Task.train, Precision.fp32)]
+
+    def training(batch: int, threads: int) -> model.Breakdown:
+        return alexnet_on("epyc-9654", batch, threads, task=Task.train)
 
     def seconds(batch: int, threads: int, rule: bool = True) -> float:
-        if rule:
-            return step(profile, dev, batch, params, runtime="torch-eager", threads=threads).seconds
-        with mock.patch.object(model, "few_row_shares", lambda c, rows: None):
-            return step(profile, dev, batch, params, runtime="torch-eager", threads=threads).seconds
+        run = alexnet_on if rule else without_rule
+        return run("epyc-9654", batch, threads, task=Task.train).seconds
 
-    assert step(profile, dev, 1, params, runtime="torch-eager", threads=96).product_threads == 1
-    assert step(profile, dev, 4, params, runtime="torch-eager", threads=96).product_threads == 12
-    assert step(profile, dev, 64, params, runtime="torch-eager", threads=96).product_threads is None
+    assert training(1, 96).product_threads == 1
+    assert training(4, 96).product_threads == 12
+    assert training(64, 96).product_threads is None
     # at two threads a batch of 4's forward and input gradient are one thread's, its weight gradient both's:
     # a second thread buys more than at batch 1 (all one thread's), less than without the rule
     gained = {b: seconds(b, 1) / seconds(b, 2) for b in (1, 4)}
