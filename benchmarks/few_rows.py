@@ -37,17 +37,16 @@ from app.catalog import CatalogHardware, load
 from app.catalog.probed import as_probed
 from app.contracts import Precision, Result, ResultStatus, RunReport, Task
 from app.perfmodel import model
-from app.perfmodel.predict import Ask, forget, predict, prime
-from benchmarks.lab_cpu import candidates
+from app.perfmodel.predict import Ask, forget, prime
+from benchmarks.lab_cpu import candidates, modelled
 from benchmarks.llm_accuracy import header
 
 
 def throughput(r: Result, part: CatalogHardware, threads: int) -> float:
-    """The model's samples/s for ``r``'s config on ``part`` at ``threads``."""
-    assert r.task is not None
-    found = predict(r.workload, r.task, r.precision, r.batch_size, part, runtime=r.runtime, threads=threads)
+    """The model's samples/s for ``r``'s config on ``part`` at ``threads`` (``lab_cpu.modelled``)."""
+    found = modelled(r, part, threads)
     assert found is not None, f"no prediction for {r.workload} on {part.id}"
-    return found.throughput
+    return found
 
 
 def speedup(r: Result, parts: list[CatalogHardware]) -> float:
@@ -115,17 +114,17 @@ def main() -> None:
         one, two = by_threads[1], by_threads[2]
         assert one.throughput_samples_per_s and two.throughput_samples_per_s
         found = two.throughput_samples_per_s / one.throughput_samples_per_s
-        modelled = speedup(two, parts)
+        predicted = speedup(two, parts)
         forget()  # the predictions are cached: the next ones are made without the rule
         with mock.patch.object(model, "few_row_shares", lambda c, rows: None):
             without = speedup(two, parts)
         forget()
-        where = "where the rule applies" if not math.isclose(modelled, without, rel_tol=1e-3) else "elsewhere"
-        for name, figure in (("the model", modelled), ("without the rule", without)):
+        where = "where the rule applies" if not math.isclose(predicted, without, rel_tol=1e-3) else "elsewhere"
+        for name, figure in (("the model", predicted), ("without the rule", without)):
             errors[f"{name}, {where}"].append(math.log(figure / found))
         print(
             f"{bar} {workload} {bar} {task} {bar} {batch} {bar} {one.throughput_samples_per_s:,.1f} {bar} "
-            f"{two.throughput_samples_per_s:,.1f} {bar} {found:.2f} {bar} {modelled:.2f} {bar} {without:.2f} {bar}"
+            f"{two.throughput_samples_per_s:,.1f} {bar} {found:.2f} {bar} {predicted:.2f} {bar} {without:.2f} {bar}"
         )
     print()
     for label, found in sorted(errors.items()):
