@@ -56,7 +56,7 @@ from app.catalog import CatalogHardware
 from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm, mkl_split
 from app.perfmodel.bands import regime
-from app.perfmodel.device import Device, device, mkl_on_amd, peak
+from app.perfmodel.device import Device, device, peak
 from app.perfmodel.model import Breakdown, Case, is_pytorch, scaled, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
@@ -247,13 +247,12 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
-def product_threads(
-    hardware: CatalogHardware, task: Task, precision: Precision, batch: int, context: int, runtime: str, threads: int
-) -> int:
+def product_threads(dev: Device, task: Task, batch: int, context: int, runtime: str, threads: int) -> int:
     """The threads of ``threads`` the step's weight products run on: as many as MKL splits an fp32 product
-    of the step's rows over on an AMD CPU (``device.mkl_on_amd``; ``mkl_split.product_threads``), where
-    the math is fp32 (``math_precision``) in PyTorch (eager or compiled, ``model.PYTORCH_RUNTIMES``);
-    every thread elsewhere. A decode multiplies one row per sequence, a prefill one per prompt token.
+    of the step's rows over on an AMD CPU (``Device.mkl_split``, ``dev`` at the step's math precision,
+    ``math_precision``; ``mkl_split.product_threads``), in PyTorch (eager or compiled,
+    ``model.PYTORCH_RUNTIMES``); every thread elsewhere. A decode multiplies one row per sequence, a
+    prefill one per prompt token.
 
     One row is MKL's SGEMV, on one thread however many are allowed (pytorch/pytorch#96643, open); more
     rows are SGEMM, which gives them to a few of its grid's groups of threads: on this project's AMD VMs
@@ -263,7 +262,7 @@ def product_threads(
     torch.compile's CPU code calls the same product (inductor's default lowering of a linear layer is
     aten's). A 16-bit product goes to oneDNN, ONNX Runtime has its own kernels (MLAS), and MKL on Intel
     CPUs takes other code: every thread works."""
-    if not (mkl_on_amd(hardware) and is_pytorch(runtime) and math_precision(hardware, precision) is Precision.fp32):
+    if not (dev.mkl_split and is_pytorch(runtime)):
         return threads
     rows = batch * (context if task is Task.prefill else 1)
     return mkl_split.product_threads(rows, threads)
@@ -317,7 +316,6 @@ def one_core_work(dev: Device, threads: int | None) -> float:
 
 def modelled_parts(
     profile: Profile,
-    hardware: CatalogHardware,
     dev: Device,
     batch: int,
     runtime: str,
@@ -327,7 +325,8 @@ def modelled_parts(
     fewer: Breakdown | None = None,
     products_on: int | None = None,
 ) -> Modelled:
-    """The step ``found`` (``profile`` at ``batch`` on ``threads`` of ``dev``) in COMPONENTS, and its seconds.
+    """The step ``found`` (``profile`` at ``batch`` on ``threads`` of ``dev``, a device at the step's math
+    precision, ``math_precision``) in COMPONENTS, and its seconds.
     Where its weight products run on fewer threads than ``found`` had (``product_threads``), its compute
     and its weights' reads are the step's on that many cores (``products_on`` and ``fewer`` where the
     caller has them: at the clock so many busy cores hold and their share of the bandwidth); the KV
@@ -343,7 +342,7 @@ def modelled_parts(
     used = products_on
     if used is None:
         context = profile.shape["sequence"]
-        used = product_threads(hardware, profile.task, profile.precision, batch, context, runtime, asked)
+        used = product_threads(dev, profile.task, batch, context, runtime, asked)
     if used >= asked:
         return Modelled(parts, found.seconds, product_threads=None, per_core=per_core)
     if fewer is None:
@@ -408,7 +407,7 @@ def zoo_factor(
         return None
     context = recorded.shape["sequence"]
     held = memory(preset.shape, task, precision, batch, context)
-    modelled = modelled_parts(recorded, hardware, dev, batch, runtime, threads, found, held)
+    modelled = modelled_parts(recorded, dev, batch, runtime, threads, found, held)
     calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled)
     return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], modelled.product_threads
 
@@ -475,15 +474,13 @@ def steps_at(
     used: dict[int, int] = {}
     if many_cores(dev, threads):  # the batches whose products run on fewer threads, in one evaluation
         asked = int(threads or dev.units)
-        used = {b: product_threads(hardware, task, precision, b, context, runtime, asked) for b in batches}
+        used = {b: product_threads(dev, task, b, context, runtime, asked) for b in batches}
         few = [b for b in batches if used[b] < asked]
         cases = [Case(profile, dev, b, runtime, threads=used[b]) for b in few]
         fewer = dict(zip(few, steps(cases, calibration().of(dev.kind)), strict=True))
     for batch, found in zip(batches, breakdowns, strict=True):
         held = memory(shape, task, precision, batch, context, shards)
-        modelled = modelled_parts(
-            profile, hardware, dev, batch, runtime, threads, found, held, fewer.get(batch), used.get(batch)
-        )
+        modelled = modelled_parts(profile, dev, batch, runtime, threads, found, held, fewer.get(batch), used.get(batch))
         calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
         exchanged = 0.0
         if link is not None:

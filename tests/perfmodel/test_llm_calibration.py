@@ -7,6 +7,7 @@ import pytest
 from app.catalog import get
 from app.contracts import LLM_PRESETS, Precision, Task
 from app.perfmodel import generation
+from app.perfmodel.device import device
 from app.perfmodel.generation import COMPONENTS, LlmCalibration, fit_weights
 from app.perfmodel.predict import machine_band
 
@@ -151,7 +152,10 @@ def test_an_amd_cpus_fp32_products_run_on_the_threads_mkl_splits_them_over() -> 
     def used(
         part: str, task: Task, precision: Precision, batch: int, threads: int, runtime: str = "torch-eager"
     ) -> int:
-        return generation.product_threads(get(part), task, precision, batch, 512, runtime, threads)
+        hardware = get(part)
+        dev = device(hardware, generation.math_precision(hardware, precision))
+        assert dev is not None
+        return generation.product_threads(dev, task, batch, 512, runtime, threads)
 
     one = parts(epyc.id, Precision.fp32, 1, 1)
     for threads in (2, 16, None):
@@ -165,7 +169,7 @@ def test_an_amd_cpus_fp32_products_run_on_the_threads_mkl_splits_them_over() -> 
     for batch, cores in ((4, 12), (5, 24), (16, 48)):  # all 96: the grid's 12 columns times the groups
         assert used(epyc.id, Task.decode, Precision.fp32, batch, 96) == cores
         with pytest.MonkeyPatch.context() as every_thread:  # as if MKL used every thread it is given
-            every_thread.setattr(generation, "mkl_on_amd", lambda hardware: False)
+            every_thread.setattr(generation, "product_threads", lambda *step: step[-1])
             on_cores = parts(epyc.id, Precision.fp32, batch, cores)
         assert parts(epyc.id, Precision.fp32, batch, None)[:2] == pytest.approx(on_cores[:2]), batch
     assert used(epyc.id, Task.decode, Precision.fp32, 64, 96) == 96
