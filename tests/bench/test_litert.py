@@ -5,6 +5,7 @@ crash is one config's error; the rest say why."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +51,16 @@ def run(workload: str, precision: Precision | str, batch: int = 2) -> np.ndarray
 
 
 @pytest.fixture(scope="module")
-def mobilenet_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[Precision | str, np.ndarray]:
-    """Each form's scores, its file made by a suite's run in a cache of its own."""
+def mobilenet_outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Precision | str, np.ndarray]]:
+    """Each form's scores, its file made by a suite's run in a cache of its own, which stays the model
+    cache while the module's tests read the files (outside it they would convert them again elsewhere)."""
     from app.bench import litert_export
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         children = suite_converted(patch, "mobilenet_v2", FORMS)
         assert children == [sorted(litert_export.FORMATS)], "one child converts every form the suite runs"
-        return {form: run("mobilenet_v2", form) for form in FORMS}
+        yield {form: run("mobilenet_v2", form) for form in FORMS}
 
 
 def suite_converted(patch: pytest.MonkeyPatch, workload: str, forms: list[Precision | str]) -> list[list[str]]:
@@ -120,9 +122,11 @@ def test_quantised_models_store_narrower_weights(mobilenet_outputs: dict[Precisi
     quantises the activations too, so its tensors are int8 but for the float input and output."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from app.bench.litert_export import model_path
+    from app.bench.litert_export import cached_path
 
-    paths = {p: model_path(workloads.get("mobilenet_v2")(), "tiny", str(p), 2) for p in mobilenet_outputs}
+    mobilenet = workloads.get("mobilenet_v2")()
+    paths = {p: cached_path(mobilenet, "tiny", str(p), 2) for p in mobilenet_outputs}
+    assert all(path.is_file() for path in paths.values()), "the suite's run made every form"
     sizes = {p: path.stat().st_size for p, path in paths.items()}
     assert sizes[Precision.fp16] < 0.6 * sizes[Precision.fp32]
     assert sizes[Precision.int8] < 0.35 * sizes[Precision.fp32] and sizes[STATIC] < 0.35 * sizes[Precision.fp32]
