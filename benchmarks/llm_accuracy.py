@@ -27,6 +27,10 @@ ratio is). ``--write`` stores the calibration fitted on every preset and every G
 (CPU: 90% of the held-out absolute log errors, and no narrower than 90% of what the calibration errs by
 on the other machines' runs, benchmarks/data/llm_heldout/machines.json, each machine described by rule:
 a catalog part's figure is never the calibration machine's own), in app/perfmodel/data/llm.json.
+A vendor other than the calibration machine's with three machines or more there gets weights of its own
+for a task and precision where, each of its machines held out, weights fitted on the others predict it
+better than the shared ones (``vendor_weights``; the table "vendor" says which); its machines' errors in
+the bands are then those held-out predictions'.
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ class Case:
     roofline_s: float
     parts: list[float]
     """The modelled step in generation.COMPONENTS."""
+    vendor: str
+    """The machine's vendor as the catalog names it (``generation.catalog_vendor``)."""
 
     @property
     def preset(self) -> str:
@@ -193,7 +199,8 @@ def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
             continue
         step = result_step(r, part, threads=r.threads, llm_calibration=generation.LlmCalibration())
         assert step is not None
-        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts))
+        vendor = generation.catalog_vendor(part.vendor)
+        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts, vendor))
     return found
 
 
@@ -252,7 +259,7 @@ def calibration(of: list[Case]) -> generation.LlmCalibration:
 
 def predicted(tuned: generation.LlmCalibration, c: Case) -> float:
     assert c.result.task is not None
-    return tuned.seconds("cpu", c.result.task, c.result.precision, c.parts, c.modelled_s)
+    return tuned.seconds("cpu", c.result.task, c.result.precision, c.parts, c.modelled_s, vendor=c.vendor)
 
 
 def held_out(all_cases: list[Case]) -> dict[str, list[tuple[Case, float, float]]]:
@@ -276,6 +283,8 @@ class OtherMachine:
     cores' clock (``benchmarks.cpu_clock``) and FP32 / BF16 FLOPs per cycle, with its measured bandwidth."""
 
     run: Path
+    vm: str
+    """Which machine: a VM's runs (one of each suite) share it."""
     clock_ghz: float
     flop_per_cycle: dict[str, float]
 
@@ -286,26 +295,99 @@ def other_machines(path: Path = OTHER_MACHINES) -> list[OtherMachine]:
         return []
     listed = json.loads(path.read_text(encoding="utf-8"))["runs"]
     return [
-        OtherMachine(path.parent / entry["run"], float(entry["clock_ghz"]), dict(entry["flop_per_cycle"]))
+        OtherMachine(
+            path.parent / entry["run"], str(entry["vm"]), float(entry["clock_ghz"]), dict(entry["flop_per_cycle"])
+        )
         for entry in listed
     ]
 
 
-def other_machine_errors(tuned: generation.LlmCalibration, skip: list[Path]) -> dict[Task, list[float]]:
-    """Each step the other machines measured (``other_machines``; a run in ``skip``, one being fitted on,
-    left out), predicted with ``tuned`` on its machine described by rule: the absolute log errors of a
-    calibration carried to a machine it never saw."""
-    logs: dict[Task, list[float]] = defaultdict(list)
+def other_cases(skip: list[Path]) -> dict[str, list[Case]]:
+    """Per other machine (``OtherMachine.vm``), the steps its runs measured (a run in ``skip``, one being
+    fitted on, left out), each beside the uncalibrated model's on the machine described by rule."""
+    found: dict[str, list[Case]] = defaultdict(list)
     fitted_on = {path.resolve() for path in skip}
     for other in other_machines():
         if other.run.resolve() in fitted_on:
             continue
         report = RunReport.model_validate_json(other.run.read_text(encoding="utf-8"))
         results, _spread = fastest([report])
-        part = machine_part(report, results, other.clock_ghz, other.flop_per_cycle)
-        for c in cases(results, part):
-            logs[c.task].append(abs(math.log(predicted(tuned, c) / c.measured_s)))
+        found[other.vm] += cases(results, machine_part(report, results, other.clock_ghz, other.flop_per_cycle))
+    return found
+
+
+def other_machine_errors(
+    tuned: generation.LlmCalibration,
+    skip: list[Path],
+    held_out: dict[str, generation.LlmCalibration] | None = None,
+) -> dict[Task, list[float]]:
+    """Each step the other machines measured (``other_cases``), predicted with ``tuned`` (or, for a machine
+    ``held_out`` names, with the calibration it gives that machine: one fitted without it) on its machine
+    described by rule: the absolute log errors of a calibration carried to a machine it never saw."""
+    logs: dict[Task, list[float]] = defaultdict(list)
+    for vm, found in other_cases(skip).items():
+        carried = (held_out or {}).get(vm, tuned)
+        for c in found:
+            logs[c.task].append(abs(math.log(predicted(carried, c) / c.measured_s)))
     return logs
+
+
+MIN_MACHINES = 3
+"""A vendor's machines below which it has no weights of its own: each is held out in turn, and the
+weights that predict it must rest on two others at least."""
+
+
+@dataclass(frozen=True, slots=True)
+class VendorWeights:
+    """What a vendor's own machines teach beyond the shared calibration (``vendor_weights``)."""
+
+    kept: dict[str, dict[str, list[float]]]
+    """'<vendor>' -> '<kind>/<task>/<precision>' -> weights fitted on every machine of the vendor."""
+    held_out: dict[str, generation.LlmCalibration]
+    """Per machine of such a vendor, the calibration that predicts it: the kept keys fitted without it."""
+    compared: list[tuple[str, str, int, float, float]]
+    """(vendor, key, steps, shared weights' mean abs log error, the vendor's own, each machine held out)."""
+
+
+def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, skip: list[Path]) -> VendorWeights:
+    """Weights of their own for the vendors other than the calibration machine's (``base_vendor``) with
+    ``MIN_MACHINES`` machines or more in ``other_cases``. Per task and precision, each machine is held out
+    and predicted with weights fitted on the others' one-thread steps (as the shared calibration was
+    measured); a key is kept where those predictions beat the shared weights' (mean absolute log error
+    over every step of the vendor's machines, both thread counts), and its kept weights are then fitted
+    on every machine of the vendor. Any vendor weights ``shared`` has are set aside first."""
+    shared = shared.model_copy(update={"vendor_weights": {}})
+    by_vm = other_cases(skip)
+    vendors: dict[str, list[str]] = defaultdict(list)
+    for vm, found in by_vm.items():
+        if found and found[0].vendor != base_vendor:
+            vendors[found[0].vendor].append(vm)
+    kept: dict[str, dict[str, list[float]]] = {}
+    held_out: dict[str, generation.LlmCalibration] = {}
+    compared = []
+    for vendor, vms in sorted(vendors.items()):
+        if len(vms) < MIN_MACHINES:
+            continue
+        one_thread = {vm: [c for c in by_vm[vm] if (c.result.threads or 1) == 1] for vm in vms}
+        without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]]).weights for vm in vms}
+        keys = []
+        for key in sorted(set(shared.weights).intersection(*without.values())):
+            steps = [
+                (vm, c) for vm in vms for c in by_vm[vm] if f"cpu/{c.task.value}/{c.result.precision.value}" == key
+            ]
+            own = {vm: shared.model_copy(update={"vendor_weights": {vendor: {key: without[vm][key]}}}) for vm in vms}
+            before = statistics.fmean(abs(math.log(predicted(shared, c) / c.measured_s)) for _, c in steps)
+            after = statistics.fmean(abs(math.log(predicted(own[vm], c) / c.measured_s)) for vm, c in steps)
+            compared.append((vendor, key, len(steps), before, after))
+            if after < before:
+                keys.append(key)
+        every = calibration([c for vm in vms for c in one_thread[vm]]).weights
+        kept[vendor] = {key: every[key] for key in keys}
+        for vm in vms:
+            held_out[vm] = shared.model_copy(
+                update={"vendor_weights": {vendor: {key: without[vm][key] for key in keys}}}
+            )
+    return VendorWeights({v: w for v, w in kept.items() if w}, held_out, compared)
 
 
 def cpu_band(held_out: list[float], elsewhere: list[float]) -> float:
@@ -417,7 +499,18 @@ def main() -> None:
         key = f"gpu/{task}"
         print(f"{key}: factor {gpu_factors[key]}, held-out log errors {said}, band {gpu_bands[key]}")
     everything = calibration(found)
-    elsewhere = other_machine_errors(everything, args.run)
+    own = vendor_weights(everything, found[0].vendor, args.run)
+    everything = everything.model_copy(update={"vendor_weights": own.kept})
+    elsewhere = other_machine_errors(everything, args.run, own.held_out)
+    print()
+    header(
+        args.markdown, "vendor", "task and precision", "steps", "shared weights", "its own, machine held out", "kept"
+    )
+    for vendor, key, n, before, after in own.compared:
+        print(
+            f"{bar} {vendor} {bar} {key} {bar} {n} {bar} {before:.3f} {bar} {after:.3f} {bar} "
+            f"{'yes' if after < before else 'no'} {bar}"
+        )
     print()
     for task in TASKS:
         if elsewhere[task]:
@@ -433,6 +526,7 @@ def main() -> None:
         calibration_out = generation.LlmCalibration(
             factors=everything.factors | gpu_factors,
             weights=everything.weights,
+            vendor_weights=everything.vendor_weights,
             bands=cpu_bands | gpu_bands,
             observations={f"cpu/{t.value}": sum(1 for c in found if c.task is t) for t in TASKS}
             | {key: sum(1 for c in gpu if f"gpu/{c.task.value}" == key) for key in gpu_factors},

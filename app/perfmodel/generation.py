@@ -15,7 +15,13 @@ precision the measured step is fitted as a non-negative sum of them (least squar
 The parts scale apart across presets, contexts and batches, which one factor cannot follow: on this
 project's Zen 5 VM a bf16 decode reads its KV cache some 60x slower than the bandwidth allows (PyTorch's
 CPU attention in bf16 takes a slow path) while its weights stream at 3x the model's time, so a factor
-per task left 27% held-out error and the parts leave 11%. A precision with too few measurements keeps
+per task left 27% held-out error and the parts leave 11%. Those weights are the calibration machine's
+vendor's. Another vendor whose own machines measured enough (three or more, each described by rule:
+benchmarks/data/llm_heldout/machines.json) has weights of its own for a task and precision where, each
+machine held out, weights fitted on the others predict it better than the shared ones
+(``LlmCalibration.vendor_weights``; a probe's CPUID vendor is named as the catalog names it,
+``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU reads its KV cache some 5x slower than the
+bandwidth allows, not 60x, and its fp32 products run at AVX-512's rate. A precision with too few measurements keeps
 one factor per kind and task (the ratio of measured to modelled step time, geometric mean): GPUs have
 hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one factor per task for
 the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``: NVIDIA's eager PyTorch,
@@ -71,6 +77,15 @@ MIN_FIT = len(COMPONENTS)
 """Measurements of a kind, task and precision below which its parts are not weighed apart."""
 
 
+CPUID_VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}
+"""A probe's CPU vendor (the CPUID's string) as the catalog names it."""
+
+
+def catalog_vendor(vendor: str) -> str:
+    """``vendor`` as the catalog names it (a probe reports a CPU's by its CPUID string)."""
+    return CPUID_VENDORS.get(vendor, vendor)
+
+
 class LlmCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -81,6 +96,12 @@ class LlmCalibration(BaseModel):
     weights: dict[str, list[float]] = Field(
         default_factory=dict,
         description="'<kind>/<task>/<precision>' -> the measured step as a sum of the modelled parts (COMPONENTS).",
+    )
+    vendor_weights: dict[str, dict[str, list[float]]] = Field(
+        default_factory=dict,
+        description="'<vendor>' -> '<kind>/<task>/<precision>' -> the weights fitted on that vendor's other machines "
+        "alone, where, each machine held out, they predicted it better than ``weights``: they stand for that "
+        "vendor's devices in place of ``weights``.",
     )
     bands: dict[str, float] = Field(
         default_factory=dict, description="'<kind>/<task>' -> absolute log error at 90% (leave one preset out)."
@@ -114,9 +135,11 @@ class LlmCalibration(BaseModel):
         parts: list[float],
         modelled_s: float,
         per_core: list[float] | None = None,
+        vendor: str | None = None,
     ) -> float:
         """The calibrated step: the modelled one's parts weighed apart where the lab measured enough of
-        this precision, else the modelled step scaled by the kind and task's factor.
+        this precision (with ``vendor``'s own weights where it has them), else the modelled step scaled by
+        the kind and task's factor.
 
         A weight above 1 says the part took longer than the model gives it: on a memory part, longer than
         the bandwidth (bf16's weights and KV cache on this project's VMs, at one thread). That excess is
@@ -124,7 +147,8 @@ class LlmCalibration(BaseModel):
         attention run 1.4-2x faster on two threads than on one, where a copy gains 1.24x), so such a part
         is the weight times one core's share of the work (``per_core``, ``Modelled.per_core``), but never
         less than the part as modelled. The lab measured at one thread, where the two are one."""
-        weighed = self.weights.get(f"{kind}/{task.value}/{precision.value}")
+        key = f"{kind}/{task.value}/{precision.value}"
+        weighed = self.vendor_weights.get(vendor or "", {}).get(key) or self.weights.get(key)
         if weighed is None:
             return modelled_s * self.factor(kind, task)
         cores = per_core or parts
@@ -371,10 +395,13 @@ def calibrated_s(
     found: Breakdown,
     held: Memory,
     modelled: Modelled,
+    vendor: str,
 ) -> tuple[float, bool]:
-    """The modelled step (``modelled``, from ``found``) as ``tuned`` calibrates it, no shorter than
-    ``floor_s``; and whether the floor held it."""
-    calibrated = tuned.seconds(dev.kind, task, precision, modelled.parts, modelled.seconds, modelled.per_core)
+    """The modelled step (``modelled``, from ``found``) on a device of ``vendor`` as ``tuned`` calibrates
+    it, no shorter than ``floor_s``; and whether the floor held it."""
+    calibrated = tuned.seconds(
+        dev.kind, task, precision, modelled.parts, modelled.seconds, modelled.per_core, catalog_vendor(vendor)
+    )
     floor = floor_s(found, held, dev)
     return max(calibrated, floor), floor > calibrated
 
@@ -408,7 +435,7 @@ def zoo_factor(
     context = recorded.shape["sequence"]
     held = memory(preset.shape, task, precision, batch, context)
     modelled = modelled_parts(recorded, dev, batch, runtime, threads, found, held)
-    calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled)
+    calibrated, _ = calibrated_s(tuned, dev, task, precision, found, held, modelled, hardware.vendor)
     return found.seconds / calibrated, tuned.band(hardware.kind, task)[0], modelled.product_threads
 
 
@@ -481,7 +508,7 @@ def steps_at(
     for batch, found in zip(batches, breakdowns, strict=True):
         held = memory(shape, task, precision, batch, context, shards)
         modelled = modelled_parts(profile, dev, batch, runtime, threads, found, held, fewer.get(batch), used.get(batch))
-        calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled)
+        calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled, hardware.vendor)
         exchanged = 0.0
         if link is not None:
             rows = batch * (context if task is Task.prefill else 1)

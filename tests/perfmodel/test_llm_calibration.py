@@ -45,6 +45,34 @@ def test_a_precision_weighed_apart_uses_its_weights_and_the_others_the_factor() 
     assert scaled.seconds == pytest.approx(2 * fp32.seconds) and scaled.factor == pytest.approx(2.0)
 
 
+def test_a_vendors_own_weights_stand_for_its_parts_alone() -> None:
+    """An Intel CPU's bf16 attention reads its KV cache fast where the calibration machine's (AMD) is slow:
+    weights fitted on the vendor's own machines replace the shared ones for that vendor's parts, a probe's
+    CPUID vendor string included, and for nobody else's."""
+    shared = [1.0, 1.0, 50.0, 1.0]
+    tuned = LlmCalibration(
+        weights={"cpu/decode/bf16": shared}, vendor_weights={"Intel": {"cpu/decode/bf16": [1.0, 1.0, 5.0, 1.0]}}
+    )
+    for part_id, kv_weight in (("xeon-platinum-8580", 5.0), ("epyc-9654", 50.0)):
+        part = get(part_id)
+        plain = generation.step(
+            SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=LlmCalibration()
+        )
+        weighed = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=tuned)
+        assert plain is not None and weighed is not None
+        assert weighed.seconds == pytest.approx(sum(plain.parts) + (kv_weight - 1) * plain.parts[2]), part_id
+    parts = [0.1, 0.2, 0.3, 0.4]
+    by_cpuid = tuned.seconds(
+        "cpu", Task.decode, Precision.bf16, parts, 1.0, vendor=generation.catalog_vendor("GenuineIntel")
+    )
+    assert by_cpuid == pytest.approx(0.1 + 0.2 + 5 * 0.3 + 0.4)
+    # a precision the vendor has no weights of its own for keeps the shared ones
+    tuned_fp32 = tuned.model_copy(update={"weights": {"cpu/decode/fp32": shared}})
+    assert tuned_fp32.seconds("cpu", Task.decode, Precision.fp32, parts, 1.0, vendor="Intel") == pytest.approx(
+        0.1 + 0.2 + 50 * 0.3 + 0.4
+    )
+
+
 def test_a_part_slower_than_the_bandwidth_is_the_cores_work_which_more_threads_share() -> None:
     """The lab's VMs, at one thread, read bf16 weights and KV cache several times slower than their
     bandwidth: work on the core (benchmarks/linear_rows.py: a bf16 product and bf16 attention gain

@@ -7,7 +7,15 @@ import math
 
 from app.contracts import Task
 from app.perfmodel import generation
-from benchmarks.llm_accuracy import cpu_band, other_machine_errors, other_machines, quantile90
+from benchmarks.llm_accuracy import (
+    MIN_MACHINES,
+    cpu_band,
+    other_cases,
+    other_machine_errors,
+    other_machines,
+    quantile90,
+    vendor_weights,
+)
 
 
 def test_the_shipped_cpu_bands_hold_nine_in_ten_of_another_machines_steps() -> None:
@@ -33,3 +41,24 @@ def test_a_band_is_the_wider_of_the_held_out_presets_and_the_other_machines() ->
     assert cpu_band(held_out, []) == quantile90(held_out) == 0.09
     assert cpu_band(held_out, [0.5] * 10) == 0.5
     assert math.isclose(cpu_band(held_out, [0.02] * 10), 0.09)
+
+
+def test_a_vendors_own_weights_are_kept_where_they_predict_its_machines_held_out_better() -> None:
+    shipped = generation.shipped()
+    own = vendor_weights(shipped, "AMD", skip=[])
+    assert own.kept == shipped.vendor_weights  # what --write stored
+    assert "AMD" not in own.kept  # the calibration machine's vendor has the shared weights
+    for vendor, key, _steps, before, after in own.compared:
+        assert (key in own.kept.get(vendor, {})) == (after < before), (vendor, key)
+    # each machine of such a vendor is predicted by weights fitted without it
+    for vm, held in own.held_out.items():
+        assert held.vendor_weights != own.kept, vm
+
+
+def test_a_vendor_with_too_few_machines_has_no_weights_of_its_own() -> None:
+    intel = {vm: found[0].vendor for vm, found in other_cases(skip=[]).items()}
+    vms = sorted(vm for vm, vendor in intel.items() if vendor == "Intel")
+    assert len(vms) >= MIN_MACHINES
+    dropped = [other.run for other in other_machines() if other.vm in vms[: len(vms) - MIN_MACHINES + 1]]
+    own = vendor_weights(generation.shipped(), "AMD", skip=dropped)
+    assert own.kept == {} and own.held_out == {} and own.compared == []
