@@ -20,25 +20,24 @@ vendor's. Another vendor whose own machines measured enough (three or more, each
 benchmarks/data/llm_heldout/machines.json) has weights of its own for a task and precision where, each
 machine held out, weights fitted on the others predict it better than the shared ones
 (``LlmCalibration.vendor_weights``; a probe's CPUID vendor is named as the catalog names it,
-``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU reads its KV cache some 5x slower than the
-bandwidth allows, not 60x, and its fp32 products run at AVX-512's rate. A precision with too few measurements keeps
-one factor per kind and task (the ratio of measured to modelled step time, geometric mean): GPUs have
-hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one factor per task for
-the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``: NVIDIA's eager PyTorch,
-whose batch-1 steps are the host's; never carried to another vendor's stack nor to a compiled step,
-which the serving planner models). A kind, vendor or runtime nothing measured has none (1) and says so
-in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured eager too, stands for
-every runtime: its steps are mostly the weights' and the cache's reads, which compiling does not
-change. A step's band is never narrower than the machine band of its regime
+``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU takes its KV cache's reads at some 5x the
+modelled time, not 60x, and its fp32 products run at AVX-512's rate. A precision with too few
+measurements keeps one factor per kind and task (the ratio of measured to modelled step time, geometric
+mean): GPUs have hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one
+factor per task for the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``:
+NVIDIA's eager PyTorch, whose batch-1 steps are the host's; never carried to another vendor's stack nor
+to a compiled step, which the serving planner models). A kind, vendor or runtime nothing measured has
+none (1) and says so in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured
+eager too, stands for every runtime: its steps are mostly the weights' and the cache's reads, which
+compiling does not change. A step's band is never narrower than the machine band of its regime
 (app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
 PyTorch's fp32 products on an AMD CPU run on as many of the threads asked as MKL splits them over
 (``product_threads``, app/perfmodel/mkl_split.py): one for a decode at batch 1, a fraction of a
 many-core part's for a few sequences, so those parts of its step are modelled on that many cores
-(``modelled_parts``). The lab measured at one thread; where a calibrated
-weight says a memory part ran slower than the bandwidth, that excess is the cores' work, which more
-threads share (``LlmCalibration.seconds``, ``one_core_work``).
-benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
-GPU factors' held-out errors.
+(``modelled_parts``). The lab measured at one thread; where a calibrated weight says a memory part ran
+slower than the bandwidth, that excess is the cores' work, which more threads share
+(``LlmCalibration.seconds``, ``one_core_work``). benchmarks/llm_accuracy.py reports the error of the
+whole with one preset held out at a time, and the GPU factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split
@@ -99,8 +98,8 @@ class LlmCalibration(BaseModel):
     )
     vendor_weights: dict[str, dict[str, list[float]]] = Field(
         default_factory=dict,
-        description="'<vendor>' -> '<kind>/<task>/<precision>' -> the weights fitted on that vendor's other machines "
-        "alone, where, each machine held out, they predicted it better than ``weights``: they stand for that "
+        description="'<vendor>' -> '<kind>/<task>/<precision>' -> weights fitted on that vendor's own lab machines "
+        "alone, kept where, each machine held out, they predicted it better than ``weights``: they stand for that "
         "vendor's devices in place of ``weights``.",
     )
     bands: dict[str, float] = Field(
