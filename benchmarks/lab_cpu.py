@@ -18,7 +18,8 @@ benchmarks/accuracy.py holds each machine out, its fifth test for the ratios and
 
 Measures the quick suite's CPU configs of zoo workloads (about a minute on 2 cores), or reads them from
 a RunReport (``hwadvisor bench --out RUN.json``, or ``--save`` here: one measurement compared under two
-versions of the model). On a shared machine single timings swing by tens of percent: read the ratios as such.
+versions of the model), which is compared against the CPU it was measured on (its probe's identity and
+flags), on any machine. On a shared machine single timings swing by tens of percent: read the ratios as such.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import uuid
@@ -85,6 +87,18 @@ def cpu_identity(text: str) -> tuple[str, int, int, str]:
         return found.group(1).strip() if found else ""
 
     return field("vendor_id"), int(field("cpu family") or 0), int(field("model") or 0), field("model name")
+
+
+def identity(report: RunReport | None) -> tuple[str, int, int, str, frozenset[str], int]:
+    """Vendor, family, model, model name, ISA flags and vCPUs of the CPU to compare: the one ``report`` was
+    measured on (its probe's), else this machine's (/proc/cpuinfo), so that a saved run reads the same
+    anywhere."""
+    if report is not None:
+        cpu = report.machine.cpu
+        found = (cpu.vendor or "", cpu.family or 0, cpu.model or 0, cpu.model_name)
+        return (*found, frozenset(cpu.isa_features), cpu.logical_cores)
+    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    return (*cpu_identity(cpuinfo), cpu_flags(cpuinfo), os.cpu_count() or 1)
 
 
 def candidates(
@@ -289,27 +303,25 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         "the pairs file's machine NAME (its generation's entry: a held-out check)",
     )
     args = parser.parse_args(argv)
-    import os
-
-    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    vendor, family, model, name = cpu_identity(cpuinfo)
-    generation, parts = candidates(vendor, family, model, load(), cpu_flags(cpuinfo))
-    threads = os.cpu_count() or 1
-    out(f"# This CPU: {name!r}, {vendor} family {family} model {model} ({generation}), {threads} vCPUs")
+    read = RunReport.model_validate_json(args.report.read_text(encoding="utf-8")) if args.report else None
+    vendor, family, model, name, flags, threads = identity(read)
+    generation, parts = candidates(vendor, family, model, load(), flags)
+    whose = "The report's CPU" if read else "This CPU"
+    out(f"# {whose}: {name!r}, {vendor} family {family} model {model} ({generation}), {threads} vCPUs")
     if not parts:
         out("no catalog generation for this CPU: nothing to compare (add it to GENERATIONS)")
         return
     out(f"catalog parts of that generation: {len(parts)} ({', '.join(sorted(p.id for p in parts))})")
-    report = RunReport.model_validate_json(args.report.read_text()) if args.report else measure(args.budget_s)
+    report = read or measure(args.budget_s)
     if args.save:
         args.save.write_text(report.model_dump_json(indent=1), encoding="utf-8")
     described = f"{name}, {vendor} family {family} model {model} ({generation})"
     if args.pairs:
         out(json.dumps(pairs_entry(args.pairs, described, parts, report), indent=1))
-    # predicted with the peaks this machine's instructions reach (a VM may hide AMX or AVX-512)
-    probed = [as_probed(p, cpu_flags(cpuinfo)) for p in parts]
+    # predicted with the peaks the CPU's instructions reach (a VM may hide AMX or AVX-512)
+    probed = [as_probed(p, flags) for p in parts]
     if said := sorted({b for p in probed for b in bounded(p)}):
-        out(f"peaks bounded by this machine's flags (app/catalog/probed.py): {'; '.join(said)}")
+        out(f"peaks bounded by the CPU's flags (app/catalog/probed.py): {'; '.join(said)}")
     rows = compare(report.results, probed, threads)
     level, alone = band_of(lab_levels.BAND, "cpu-uncalibrated"), band_of("cpu-uncalibrated")
     steps = llm_calibration()

@@ -95,3 +95,22 @@ def test_each_figure_is_judged_by_the_band_its_answer_carries() -> None:
     assert band(decode, parts, 2) == llm_calibration().band("cpu", Task.decode)[0]
     assert band(eager, parts, 2) == band_of(lab_levels.BAND, "cpu-uncalibrated")
     assert band(prefill, parts, 2) < band_of("cpu-uncalibrated")
+
+
+def test_a_saved_run_is_compared_against_the_cpu_it_was_measured_on() -> None:
+    """``--report`` reads a kept run (benchmarks/data/lab_cpu) against its own CPU's generation, whatever
+    machine reads it: a Zen 3 VM's run names Zen 3 and its parts, an AMX Xeon's the Xeons with AMX."""
+    from pathlib import Path
+
+    from benchmarks.lab_cpu import main
+
+    kept = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "lab_cpu"
+    for run, generation, part in (
+        ("zen3-2026-11-30-run1.json", "(Zen 3)", "epyc-7763"),
+        ("emr-amx-2026-12-01-run1.json", "(Emerald Rapids)", "xeon-platinum-8580"),
+    ):
+        lines: list[str] = []
+        main(["--report", str(kept / run)], lines.append)
+        assert lines[0].startswith("# The report's CPU:") and lines[0].endswith(f"{generation}, 2 vCPUs"), lines[0]
+        assert part in lines[1]
+        assert any(line.startswith("median part: mean abs log error") for line in lines)
