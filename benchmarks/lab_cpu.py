@@ -333,10 +333,11 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     for label, measured, predicted, carried in rows:
         middle = statistics.median(predicted)
         logs.append(abs(math.log(middle / measured)))
-        inside += min(predicted) / math.exp(carried) <= measured <= max(predicted) * math.exp(carried)
+        held = min(predicted) / math.exp(carried) <= measured <= max(predicted) * math.exp(carried)
+        inside += held
         out(
             f"| {label} | {measured:,.1f} | {middle:,.1f} | {min(predicted):,.1f} - {max(predicted):,.1f} "
-            f"| {middle / measured:.2f} |"
+            f"| {middle / measured:.2f}{'' if held else ' (outside the band)'} |"
         )
     if note := outrun(report.results, probed, threads):
         out("")
