@@ -243,16 +243,20 @@ def factor(of: list[Case]) -> float:
     return math.exp(statistics.fmean(math.log(c.measured_s / c.modelled_s) for c in of)) if of else 1.0
 
 
-def calibration(of: list[Case]) -> generation.LlmCalibration:
+def calibration(of: list[Case], host_from: generation.LlmCalibration | None = None) -> generation.LlmCalibration:
     """What ``of`` teach the CPU's calibration: the parts weighed apart per task and precision with
-    enough results, one factor per task."""
+    enough results (the host part held at ``host_from``'s weight where given: a vendor's own weights),
+    one factor per task."""
     weights = {}
     for task in TASKS:
         for precision in {c.result.precision for c in of if c.task is task}:
             group = [c for c in of if c.task is task and c.result.precision is precision]
-            if len(group) >= generation.MIN_FIT:
-                fitted = generation.fit_weights([c.parts for c in group], [c.measured_s for c in group])
-                weights[f"cpu/{task.value}/{precision.value}"] = [round(w, 4) for w in fitted]
+            key = f"cpu/{task.value}/{precision.value}"
+            shared = host_from.weights.get(key) if host_from else None
+            if len(group) >= generation.MIN_FIT and (host_from is None or shared is not None):
+                fixed = {generation.HOST: shared[generation.HOST]} if shared else None
+                fitted = generation.fit_weights([c.parts for c in group], [c.measured_s for c in group], fixed)
+                weights[key] = [round(w, 4) for w in fitted]
     factors = {f"cpu/{t.value}": round(factor([c for c in of if c.task is t]), 4) for t in TASKS}
     return generation.LlmCalibration(factors=factors, weights=weights)
 
@@ -351,11 +355,13 @@ class VendorWeights:
 
 def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, skip: list[Path]) -> VendorWeights:
     """Weights of their own for the vendors other than the calibration machine's (``base_vendor``) with
-    ``MIN_MACHINES`` machines or more in ``other_cases``. Per task and precision, each machine is held out
-    and predicted with weights fitted on the others' one-thread steps (as the shared calibration was
-    measured); a key is kept where those predictions beat the shared weights' (mean absolute log error
-    over every step of the vendor's machines, both thread counts), and its kept weights are then fitted
-    on every machine of the vendor. Any vendor weights ``shared`` has are set aside first."""
+    ``MIN_MACHINES`` machines or more in ``other_cases``. Per task and precision, each machine is held out and
+    predicted with weights fitted on the others' one-thread steps (as the shared calibration was measured), the
+    host part held at the shared weight (``generation.HOST``: the lab's VMs of a vendor stream at one bandwidth,
+    so they cannot tell host time from weight reads); a key is kept where those predictions beat the shared
+    weights' (mean absolute log error over every step of the vendor's machines, both thread counts), and its
+    kept weights are then fitted on every machine of the vendor. Any vendor weights ``shared`` has are set aside
+    first."""
     shared = shared.model_copy(update={"vendor_weights": {}})
     by_vm = other_cases(skip)
     vendors: dict[str, list[str]] = defaultdict(list)
@@ -369,7 +375,7 @@ def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, skip: li
         if len(vms) < MIN_MACHINES:
             continue
         one_thread = {vm: [c for c in by_vm[vm] if (c.result.threads or 1) == 1] for vm in vms}
-        without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]]).weights for vm in vms}
+        without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]], shared).weights for vm in vms}
         keys = []
         for key in sorted(set(shared.weights).intersection(*without.values())):
             steps = [
@@ -381,7 +387,7 @@ def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, skip: li
             compared.append((vendor, key, len(steps), before, after))
             if after < before:
                 keys.append(key)
-        every = calibration([c for vm in vms for c in one_thread[vm]]).weights
+        every = calibration([c for vm in vms for c in one_thread[vm]], shared).weights
         kept[vendor] = {key: every[key] for key in keys}
         for vm in vms:
             held_out[vm] = shared.model_copy(

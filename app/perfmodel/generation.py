@@ -20,8 +20,12 @@ vendor's. Another vendor whose own machines measured enough (three or more, each
 benchmarks/data/llm_heldout/machines.json) has weights of its own for a task and precision where, each
 machine held out, weights fitted on the others predict it better than the shared ones
 (``LlmCalibration.vendor_weights``; a probe's CPUID vendor is named as the catalog names it,
-``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU takes its KV cache's reads at some 5x the
-modelled time, not 60x, and its fp32 products run at AVX-512's rate. A precision with too few
+``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU takes its KV cache's reads at some 7x the
+modelled time, not 60x, and its fp32 products run at AVX-512's rate. Their host part (``HOST``) keeps the
+shared weight: every lab VM of a vendor streams at about the same bandwidth, so its steps cannot tell host
+time from weight reads, and a catalog part with thirty times the bandwidth would carry whichever the fit
+chose (held free, Intel's came out at 1.25 against the Zen 5 VM's 0.23, and a Xeon's host-bound decode at
+4.7x an EPYC's). A precision with too few
 measurements keeps one factor per kind and task (the ratio of measured to modelled step time, geometric
 mean): GPUs have hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one
 factor per task for the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``:
@@ -74,6 +78,8 @@ COMPONENTS = ("compute", "weights", "kv_cache", "other")
 """The parts of a modelled step the lab's measurements weigh apart (see the module docstring)."""
 MIN_FIT = len(COMPONENTS)
 """Measurements of a kind, task and precision below which its parts are not weighed apart."""
+HOST = COMPONENTS.index("other")
+"""The part a vendor's own weights leave at the shared weight (``LlmCalibration.vendor_weights``)."""
 
 
 CPUID_VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}
@@ -176,10 +182,18 @@ def shipped() -> LlmCalibration:
     return LlmCalibration.model_validate(json.loads(path.read_text(encoding="utf-8")))
 
 
-def fit_weights(parts: list[list[float]], measured_s: list[float]) -> list[float]:
-    """Non-negative weights w minimising the relative error of sum(w x parts) against each measured step."""
-    a = np.array(parts) / np.array(measured_s)[:, None]
-    return [float(w) for w in nnls(a, np.ones(len(measured_s)))]
+def fit_weights(
+    parts: list[list[float]], measured_s: list[float], fixed: dict[int, float] | None = None
+) -> list[float]:
+    """Non-negative weights w minimising the relative error of sum(w x parts) against each measured step;
+    the components ``fixed`` names (index -> weight) held at their weights, the others fitted."""
+    held = fixed or {}
+    free = [i for i in range(len(parts[0])) if i not in held]
+    measured = np.array(measured_s)
+    a = np.array(parts) / measured[:, None]
+    b = np.ones(len(measured_s)) - sum((w * a[:, i] for i, w in held.items()), np.zeros(len(measured_s)))
+    fitted = dict(zip(free, nnls(a[:, free], b), strict=True)) if free else {}
+    return [float(held[i]) if i in held else float(fitted[i]) for i in range(len(parts[0]))]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,15 @@ def test_weights_the_measurements_were_made_with_are_recovered() -> None:
     assert fit_weights(parts, measured) == pytest.approx(truth, rel=1e-6)
 
 
+def test_a_fixed_component_is_held_and_the_others_fitted_around_it() -> None:
+    truth = [1.5, 3.0, 60.0, 0.5]
+    parts = [[0.01 * i, 0.02 + 0.003 * (i % 3), 0.0005 * i * i, 0.003 + 0.001 * (i % 2)] for i in range(1, 9)]
+    measured = [sum(w * p for w, p in zip(truth, row, strict=True)) for row in parts]
+    assert fit_weights(parts, measured, {3: 0.5}) == pytest.approx(truth, rel=1e-6)
+    held = fit_weights(parts, measured, {3: 2.0})  # held at a wrong weight: the others make up what they can
+    assert held[3] == 2.0 and min(held) >= 0 and held[:3] != pytest.approx(truth[:3], rel=1e-3)
+
+
 def test_weights_are_never_negative() -> None:
     parts = [[1.0, 0.0, 0.0, 1.0], [2.0, 0.0, 0.0, 1.0], [3.0, 0.0, 0.0, 1.0], [4.0, 0.0, 0.0, 1.0]]
     measured = [4.0, 3.0, 2.0, 1.0]  # falls as compute grows: no non-negative sum makes that

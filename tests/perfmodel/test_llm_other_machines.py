@@ -50,6 +50,10 @@ def test_a_vendors_own_weights_are_kept_where_they_predict_its_machines_held_out
     assert "AMD" not in own.kept  # the calibration machine's vendor has the shared weights
     for vendor, key, _steps, before, after in own.compared:
         assert (key in own.kept.get(vendor, {})) == (after < before), (vendor, key)
+    # the host part keeps the shared weight: the VMs cannot tell it from the weights' reads
+    for vendor, weights in own.kept.items():
+        for key, fitted in weights.items():
+            assert fitted[generation.HOST] == shipped.weights[key][generation.HOST], (vendor, key)
     # each machine of such a vendor is predicted by weights fitted without it
     for vm, held in own.held_out.items():
         assert held.vendor_weights != own.kept, vm
