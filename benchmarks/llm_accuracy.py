@@ -108,6 +108,11 @@ class Case:
         assert self.result.task is not None
         return self.result.task
 
+    @property
+    def key(self) -> str:
+        """The calibration's key for this step's weights: '<kind>/<task>/<precision>' (a CPU's)."""
+        return f"cpu/{self.task.value}/{self.result.precision.value}"
+
 
 def machine_part(
     report: RunReport, results: list[Result], clock_ghz: float, per_cycle: dict[str, float]
@@ -194,12 +199,12 @@ def result_step(
 
 def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
     found = []
+    vendor = generation.catalog_vendor(part.vendor)
     for r in results:
         if r.status is not ResultStatus.ok or r.task not in TASKS or r.latency_p50_ms is None:
             continue
         step = result_step(r, part, threads=r.threads, llm_calibration=generation.LlmCalibration())
         assert step is not None
-        vendor = generation.catalog_vendor(part.vendor)
         found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts, vendor))
     return found
 
@@ -251,7 +256,7 @@ def calibration(of: list[Case], host_from: generation.LlmCalibration | None = No
     for task in TASKS:
         for precision in {c.result.precision for c in of if c.task is task}:
             group = [c for c in of if c.task is task and c.result.precision is precision]
-            key = f"cpu/{task.value}/{precision.value}"
+            key = group[0].key
             shared = host_from.weights.get(key) if host_from else None
             if len(group) >= generation.MIN_FIT and (host_from is None or shared is not None):
                 fixed = {generation.HOST: shared[generation.HOST]} if shared else None
@@ -322,14 +327,15 @@ def other_cases(skip: list[Path]) -> dict[str, list[Case]]:
 
 def other_machine_errors(
     tuned: generation.LlmCalibration,
-    skip: list[Path],
+    by_vm: dict[str, list[Case]],
     held_out: dict[str, generation.LlmCalibration] | None = None,
 ) -> dict[Task, list[float]]:
-    """Each step the other machines measured (``other_cases``), predicted with ``tuned`` (or, for a machine
-    ``held_out`` names, with the calibration it gives that machine: one fitted without it) on its machine
-    described by rule: the absolute log errors of a calibration carried to a machine it never saw."""
+    """Each step the other machines measured (``by_vm``, as ``other_cases`` gives them), predicted with
+    ``tuned`` (or, for a machine ``held_out`` names, with the calibration it gives that machine: one fitted
+    without it) on its machine described by rule: the absolute log errors of a calibration carried to a
+    machine it never saw."""
     logs: dict[Task, list[float]] = defaultdict(list)
-    for vm, found in other_cases(skip).items():
+    for vm, found in by_vm.items():
         carried = (held_out or {}).get(vm, tuned)
         for c in found:
             logs[c.task].append(abs(math.log(predicted(carried, c) / c.measured_s)))
@@ -353,17 +359,16 @@ class VendorWeights:
     """(vendor, key, steps, shared weights' mean abs log error, the vendor's own, each machine held out)."""
 
 
-def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, skip: list[Path]) -> VendorWeights:
+def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, by_vm: dict[str, list[Case]]) -> VendorWeights:
     """Weights of their own for the vendors other than the calibration machine's (``base_vendor``) with
-    ``MIN_MACHINES`` machines or more in ``other_cases``. Per task and precision, each machine is held out and
-    predicted with weights fitted on the others' one-thread steps (as the shared calibration was measured), the
-    host part held at the shared weight (``generation.HOST``: the lab's VMs of a vendor stream at one bandwidth,
-    so they cannot tell host time from weight reads); a key is kept where those predictions beat the shared
-    weights' (mean absolute log error over every step of the vendor's machines, both thread counts), and its
-    kept weights are then fitted on every machine of the vendor. Any vendor weights ``shared`` has are set aside
-    first."""
+    ``MIN_MACHINES`` machines or more in ``by_vm`` (``other_cases``). Per task and precision, each machine is
+    held out and predicted with weights fitted on the others' one-thread steps (as the shared calibration was
+    measured), the host part held at the shared weight (``generation.HOST``: the lab's VMs of a vendor stream at
+    one bandwidth, so they cannot tell host time from weight reads); a key is kept where those predictions beat
+    the shared weights' (mean absolute log error over every step of the vendor's machines, both thread counts),
+    and its kept weights are then fitted on every machine of the vendor. Any vendor weights ``shared`` has are
+    set aside first."""
     shared = shared.model_copy(update={"vendor_weights": {}})
-    by_vm = other_cases(skip)
     vendors: dict[str, list[str]] = defaultdict(list)
     for vm, found in by_vm.items():
         if found and found[0].vendor != base_vendor:
@@ -378,9 +383,7 @@ def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, skip: li
         without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]], shared).weights for vm in vms}
         keys = []
         for key in sorted(set(shared.weights).intersection(*without.values())):
-            steps = [
-                (vm, c) for vm in vms for c in by_vm[vm] if f"cpu/{c.task.value}/{c.result.precision.value}" == key
-            ]
+            steps = [(vm, c) for vm in vms for c in by_vm[vm] if c.key == key]
             own = {vm: shared.model_copy(update={"vendor_weights": {vendor: {key: without[vm][key]}}}) for vm in vms}
             before = statistics.fmean(abs(math.log(predicted(shared, c) / c.measured_s)) for _, c in steps)
             after = statistics.fmean(abs(math.log(predicted(own[vm], c) / c.measured_s)) for vm, c in steps)
@@ -505,9 +508,10 @@ def main() -> None:
         key = f"gpu/{task}"
         print(f"{key}: factor {gpu_factors[key]}, held-out log errors {said}, band {gpu_bands[key]}")
     everything = calibration(found)
-    own = vendor_weights(everything, found[0].vendor, args.run)
+    by_vm = other_cases(args.run)
+    own = vendor_weights(everything, found[0].vendor, by_vm)
     everything = everything.model_copy(update={"vendor_weights": own.kept})
-    elsewhere = other_machine_errors(everything, args.run, own.held_out)
+    elsewhere = other_machine_errors(everything, by_vm, own.held_out)
     print()
     header(
         args.markdown, "vendor", "task and precision", "steps", "shared weights", "its own, machine held out", "kept"

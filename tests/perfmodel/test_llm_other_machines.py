@@ -20,7 +20,7 @@ from benchmarks.llm_accuracy import (
 
 def test_the_shipped_cpu_bands_hold_nine_in_ten_of_another_machines_steps() -> None:
     shipped = generation.shipped()
-    elsewhere = other_machine_errors(shipped, skip=[])
+    elsewhere = other_machine_errors(shipped, other_cases(skip=[]))
     for task in (Task.prefill, Task.decode):
         errors = elsewhere[task]
         band, _kind = shipped.band("cpu", task)
@@ -33,7 +33,7 @@ def test_the_shipped_cpu_bands_hold_nine_in_ten_of_another_machines_steps() -> N
 def test_a_run_being_fitted_on_is_not_another_machine() -> None:
     listed = [other.run for other in other_machines()]
     assert listed
-    assert other_machine_errors(generation.shipped(), skip=listed) == {}
+    assert other_machine_errors(generation.shipped(), other_cases(skip=listed)) == {}
 
 
 def test_a_band_is_the_wider_of_the_held_out_presets_and_the_other_machines() -> None:
@@ -45,7 +45,7 @@ def test_a_band_is_the_wider_of_the_held_out_presets_and_the_other_machines() ->
 
 def test_a_vendors_own_weights_are_kept_where_they_predict_its_machines_held_out_better() -> None:
     shipped = generation.shipped()
-    own = vendor_weights(shipped, "AMD", skip=[])
+    own = vendor_weights(shipped, "AMD", other_cases(skip=[]))
     assert own.kept == shipped.vendor_weights  # what --write stored
     assert "AMD" not in own.kept  # the calibration machine's vendor has the shared weights
     for vendor, key, _steps, before, after in own.compared:
@@ -64,5 +64,5 @@ def test_a_vendor_with_too_few_machines_has_no_weights_of_its_own() -> None:
     vms = sorted(vm for vm, vendor in intel.items() if vendor == "Intel")
     assert len(vms) >= MIN_MACHINES
     dropped = [other.run for other in other_machines() if other.vm in vms[: len(vms) - MIN_MACHINES + 1]]
-    own = vendor_weights(generation.shipped(), "AMD", skip=dropped)
+    own = vendor_weights(generation.shipped(), "AMD", other_cases(skip=dropped))
     assert own.kept == {} and own.held_out == {} and own.compared == []
