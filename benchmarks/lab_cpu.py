@@ -8,10 +8,10 @@ A virtual machine reports a generic name ("AMD EPYC") that matches no catalog en
 vendor's family and model numbers say which generation it is (AMD family 26 model 2 is Zen 5 "Turin",
 the EPYC 9005 series), not which of its SKUs, and a slice of a few vCPUs is not the whole part. So the
 honest comparison is against every server part of that generation: each predicted at the threads the
-config ran with (compute scales with the cores used, bandwidth four times faster: app/perfmodel/model.py
-``scaled``), and the measured figure set beside the range of their predictions and their median.
-The model's CPU calibration is OpenVINO's published server figures and the lab machines in
-app/perfmodel/data/cpu_runtime_pairs.json: their absolute figures set the CPU level
+config ran with (compute scales with the cores used, bandwidth four times faster up to what those cores
+stream on their own: app/perfmodel/model.py ``scaled``), and the measured figure set beside the range of
+their predictions and their median. The model's CPU calibration is OpenVINO's published server figures
+and the lab machines in app/perfmodel/data/cpu_runtime_pairs.json: their absolute figures set the CPU level
 (app/perfmodel/lab_levels.py), their eager / ONNX Runtime ratios the eager kernel factors; ``--pairs NAME``
 prints this machine's entry for that file. A machine of a generation the file has is not held out here:
 benchmarks/accuracy.py holds each machine out, its fifth test for the ratios and its sixth for the level.

@@ -8,12 +8,14 @@ so in words, and the model never borrows another precision's figure.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app.catalog import CatalogHardware
 from app.catalog.probed import AVX2_FLOP_PER_CYCLE, flop_per_cycle  # AVX2's: the rate of MKL on an AMD CPU
 from app.contracts import Precision
+from app.perfmodel import core_stream
 
 _PEAK_FIELD = {
     Precision.fp32: "peak_fp32_tflops",
@@ -142,6 +144,9 @@ class Device:
     mkl_split: bool = False
     """Whether PyTorch's products at this precision are MKL's fp32 ones on an AMD CPU (``mkl_on_amd``),
     which run a product of few rows on fewer threads than they may use (app/perfmodel/mkl_split.py)."""
+    core_bandwidth: float = math.inf
+    """Bytes per second one of a CPU's cores streams on its own, its architecture's measured **core
+    stream** (app/perfmodel/core_stream.py); inf where no run measured it, and for GPUs."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -188,4 +193,5 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         turbo=turbo,
         blas_share=blas_share(hardware, precision),
         mkl_split=precision is Precision.fp32 and mkl_on_amd(hardware),
+        core_bandwidth=core_stream.shipped().bandwidth(hardware.architecture) if hardware.kind == "cpu" else math.inf,
     )

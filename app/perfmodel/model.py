@@ -406,13 +406,16 @@ def scaled(dev: Device, threads: int | None, busy: int | None = None) -> tuple[f
     rising with the clock), so with ``busy`` of ``units`` cores working they run at
     base x (units / busy)^(1/3), up to the part's highest turbo clock. A few cores already draw most of
     the bandwidth (a core streams about a quarter of a socket's channels' worth), so bandwidth scales
-    four times faster, up to the share the other busy cores leave."""
+    four times faster, up to the share the other busy cores leave, and no faster than ``threads`` cores
+    stream on their own (``Device.core_bandwidth``, the architecture's measured core stream:
+    app/perfmodel/core_stream.py): a few-core part's cores, all busy, may not draw what its channels
+    give (an 8-core Xeon Gold 6434's 8 x 12.9 GB/s against 307)."""
     if dev.kind != "cpu" or not threads or threads >= dev.units:
-        return dev.matrix, dev.vector, dev.bandwidth
+        return dev.matrix, dev.vector, min(dev.bandwidth, dev.units * dev.core_bandwidth)
     share = threads / dev.units
     working = min(float(busy or threads), dev.units)
     clock = min(dev.turbo, (dev.units / working) ** (1.0 / 3.0))
-    bandwidth = dev.bandwidth * min(1.0, 4 * share, threads / working)
+    bandwidth = min(dev.bandwidth * min(1.0, 4 * share, threads / working), threads * dev.core_bandwidth)
     return dev.matrix * share * clock, dev.vector * share * clock, bandwidth
 
 
