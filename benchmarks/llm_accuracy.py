@@ -40,12 +40,14 @@ import json
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.catalog import CatalogHardware, get, reference
 from app.contracts import LLM_PRESETS, Precision, ReferenceRun, Result, ResultStatus, RunReport, Task
 from app.perfmodel import generation, llm
+from app.perfmodel.device import matrix_unit
 from app.perfmodel.predict import band_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,6 +100,8 @@ class Case:
     """The modelled step in generation.COMPONENTS."""
     vendor: str
     """The machine's vendor as the catalog names it (``generation.catalog_vendor``)."""
+    tiles: bool = False
+    """Whether its precision runs on the machine's tile units (AMX: app/perfmodel/device.py ``matrix_unit``)."""
 
     @property
     def preset(self) -> str:
@@ -205,7 +209,8 @@ def cases(results: list[Result], part: CatalogHardware) -> list[Case]:
             continue
         step = result_step(r, part, threads=r.threads, llm_calibration=generation.LlmCalibration())
         assert step is not None
-        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts, vendor))
+        tiles = matrix_unit(part, r.precision) == "tile"
+        found.append(Case(r, r.latency_p50_ms / 1000, step.seconds, roofline_s(r, part), step.parts, vendor, tiles))
     return found
 
 
@@ -268,7 +273,9 @@ def calibration(of: list[Case], host_from: generation.LlmCalibration | None = No
 
 def predicted(tuned: generation.LlmCalibration, c: Case) -> float:
     assert c.result.task is not None
-    return tuned.seconds("cpu", c.result.task, c.result.precision, c.parts, c.modelled_s, vendor=c.vendor)
+    return tuned.seconds(
+        "cpu", c.result.task, c.result.precision, c.parts, c.modelled_s, vendor=c.vendor, tiles=c.tiles
+    )
 
 
 def held_out(all_cases: list[Case]) -> dict[str, list[tuple[Case, float, float]]]:
@@ -352,22 +359,23 @@ class VendorWeights:
     """What a vendor's own machines teach beyond the shared calibration (``vendor_weights``)."""
 
     kept: dict[str, dict[str, list[float]]]
-    """'<vendor>' -> '<kind>/<task>/<precision>' -> weights fitted on every machine of the vendor."""
+    """Group ('<vendor>', '<vendor>/tile': ``generation.weights_groups``) -> '<kind>/<task>/<precision>' ->
+    weights fitted on every machine of the group."""
     held_out: dict[str, generation.LlmCalibration]
     """Per machine of such a vendor, the calibration that predicts it: the kept keys fitted without it."""
     compared: list[tuple[str, str, int, float, float]]
-    """(vendor, key, steps, shared weights' mean abs log error, the vendor's own, each machine held out)."""
+    """(group, key, steps, the mean abs log error before the group's weights (the shared weights; for a
+    tile group, the vendor's), the group's own, each machine held out)."""
 
 
 def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, by_vm: dict[str, list[Case]]) -> VendorWeights:
     """Weights of their own for the vendors other than the calibration machine's (``base_vendor``) with
-    ``MIN_MACHINES`` machines or more in ``by_vm`` (``other_cases``). Per task and precision, each machine is
-    held out and predicted with weights fitted on the others' one-thread steps (as the shared calibration was
-    measured), the host part held at the shared weight (``generation.HOST``: the lab's VMs of a vendor stream at
-    one bandwidth, so they cannot tell host time from weight reads); a key is kept where those predictions beat
-    the shared weights' (mean absolute log error over every step of the vendor's machines, both thread counts),
-    and its kept weights are then fitted on every machine of the vendor. Any vendor weights ``shared`` has are
-    set aside first."""
+    ``MIN_MACHINES`` machines or more in ``by_vm`` (``other_cases``), and then for those of a vendor's machines
+    whose precision runs on tile units (AMX), where ``MIN_MACHINES`` of them measured it: their group
+    '<vendor>/tile' stands for the vendor's parts that run it so (``generation.weights_groups``), against the
+    vendor's own weights (an Emerald Rapids VM without AMX ran eager bf16 slower than its fp32; those with it,
+    faster). Each group is fitted as ``group_weights`` says. Any vendor weights ``shared`` has are set aside
+    first."""
     shared = shared.model_copy(update={"vendor_weights": {}})
     vendors: dict[str, list[str]] = defaultdict(list)
     for vm, found in by_vm.items():
@@ -375,28 +383,59 @@ def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, by_vm: d
             vendors[found[0].vendor].append(vm)
     kept: dict[str, dict[str, list[float]]] = {}
     held_out: dict[str, generation.LlmCalibration] = {}
-    compared = []
+    compared: list[tuple[str, str, int, float, float]] = []
     for vendor, vms in sorted(vendors.items()):
         if len(vms) < MIN_MACHINES:
             continue
-        one_thread = {vm: [c for c in by_vm[vm] if (c.result.threads or 1) == 1] for vm in vms}
-        without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]], shared).weights for vm in vms}
-        keys = []
-        for key in sorted(set(shared.weights).intersection(*without.values())):
-            steps = [(vm, c) for vm in vms for c in by_vm[vm] if c.key == key]
-            own = {vm: shared.model_copy(update={"vendor_weights": {vendor: {key: without[vm][key]}}}) for vm in vms}
-            before = statistics.fmean(abs(math.log(predicted(shared, c) / c.measured_s)) for _, c in steps)
-            after = statistics.fmean(abs(math.log(predicted(own[vm], c) / c.measured_s)) for vm, c in steps)
-            compared.append((vendor, key, len(steps), before, after))
-            if after < before:
-                keys.append(key)
-        every = calibration([c for vm in vms for c in one_thread[vm]], shared).weights
-        kept[vendor] = {key: every[key] for key in keys}
-        for vm in vms:
-            held_out[vm] = shared.model_copy(
-                update={"vendor_weights": {vendor: {key: without[vm][key] for key in keys}}}
-            )
-    return VendorWeights({v: w for v, w in kept.items() if w}, held_out, compared)
+        held_out.update({vm: shared for vm in vms})
+        group_weights(vendor, vms, by_vm, lambda c: True, shared, kept, held_out, compared)
+        tiled = [vm for vm in vms if any(c.tiles for c in by_vm[vm])]
+        if len(tiled) >= MIN_MACHINES:
+            tile_group = f"{vendor}/{generation.TILE_GROUP}"
+            group_weights(tile_group, tiled, by_vm, lambda c: c.tiles, shared, kept, held_out, compared)
+    return VendorWeights({g: w for g, w in kept.items() if w}, held_out, compared)
+
+
+def group_weights(
+    group: str,
+    vms: list[str],
+    by_vm: dict[str, list[Case]],
+    chosen: Callable[[Case], bool],
+    shared: generation.LlmCalibration,
+    kept: dict[str, dict[str, list[float]]],
+    held_out: dict[str, generation.LlmCalibration],
+    compared: list[tuple[str, str, int, float, float]],
+) -> None:
+    """One group's weights (``vms``' ``chosen`` steps), into ``kept``, ``held_out`` and ``compared``. Per task
+    and precision, each machine is held out and predicted with weights fitted on the others' one-thread steps
+    (as the shared calibration was measured), the host part held at the shared weight (``generation.HOST``:
+    the lab's VMs of a vendor stream at one bandwidth, so they cannot tell host time from weight reads); a
+    key is kept where those predictions beat the machine's calibration before the group's (``held_out``:
+    mean absolute log error over every chosen step of the group's machines, both thread counts), and its
+    kept weights are then fitted on every machine of the group."""
+    one_thread = {vm: [c for c in by_vm[vm] if chosen(c) and (c.result.threads or 1) == 1] for vm in vms}
+    without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]], shared).weights for vm in vms}
+    keys = []
+    for key in sorted(set(shared.weights).intersection(*without.values())):
+        steps = [(vm, c) for vm in vms for c in by_vm[vm] if c.key == key and chosen(c)]
+        own = {vm: with_weights(held_out[vm], group, {key: without[vm][key]}) for vm in vms}
+        before = statistics.fmean(abs(math.log(predicted(held_out[vm], c) / c.measured_s)) for vm, c in steps)
+        after = statistics.fmean(abs(math.log(predicted(own[vm], c) / c.measured_s)) for vm, c in steps)
+        compared.append((group, key, len(steps), before, after))
+        if after < before:
+            keys.append(key)
+    every = calibration([c for vm in vms for c in one_thread[vm]], shared).weights
+    kept[group] = {key: every[key] for key in keys}
+    for vm in vms:
+        held_out[vm] = with_weights(held_out[vm], group, {key: without[vm][key] for key in keys})
+
+
+def with_weights(
+    tuned: generation.LlmCalibration, group: str, weights: dict[str, list[float]]
+) -> generation.LlmCalibration:
+    """``tuned`` with ``weights`` added to its vendor weights' ``group``."""
+    groups = {**tuned.vendor_weights, group: {**tuned.vendor_weights.get(group, {}), **weights}}
+    return tuned.model_copy(update={"vendor_weights": groups})
 
 
 def cpu_band(held_out: list[float], elsewhere: list[float]) -> float:
@@ -514,11 +553,17 @@ def main() -> None:
     elsewhere = other_machine_errors(everything, by_vm, own.held_out)
     print()
     header(
-        args.markdown, "vendor", "task and precision", "steps", "shared weights", "its own, machine held out", "kept"
+        args.markdown,
+        "vendor (/tile: its machines with AMX)",
+        "task and precision",
+        "steps",
+        "before (the shared weights; for /tile, the vendor's)",
+        "its own, machine held out",
+        "kept",
     )
-    for vendor, key, n, before, after in own.compared:
+    for group, key, n, before, after in own.compared:
         print(
-            f"{bar} {vendor} {bar} {key} {bar} {n} {bar} {before:.3f} {bar} {after:.3f} {bar} "
+            f"{bar} {group} {bar} {key} {bar} {n} {bar} {before:.3f} {bar} {after:.3f} {bar} "
             f"{'yes' if after < before else 'no'} {bar}"
         )
     print()

@@ -25,7 +25,9 @@ modelled time, not 60x, and its fp32 products run at AVX-512's rate. Their host 
 shared weight: every lab VM of a vendor streams at about the same bandwidth, so its steps cannot tell host
 time from weight reads, and a catalog part with thirty times the bandwidth would carry whichever the fit
 chose (held free, Intel's came out at 1.25 against the Zen 5 VM's 0.23, and a Xeon's host-bound decode at
-4.7x an EPYC's). A precision with too few
+4.7x an EPYC's). Those of a vendor's machines whose precision runs on tile units (AMX), three or more, have
+weights of their own in turn ('<vendor>/tile', ``weights_groups``), kept where they beat the vendor's: an
+Emerald Rapids VM without AMX ran eager bf16 slower than its fp32, those with it faster. A precision with too few
 measurements keeps one factor per kind and task (the ratio of measured to modelled step time, geometric
 mean): GPUs have hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one
 factor per task for the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``:
@@ -65,7 +67,7 @@ from app.catalog import CatalogHardware
 from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
 from app.perfmodel import llm, mkl_split
 from app.perfmodel.bands import regime
-from app.perfmodel.device import Device, device, peak
+from app.perfmodel.device import Device, device, on_tiles, peak
 from app.perfmodel.model import Breakdown, Case, is_pytorch, scaled, steps
 from app.perfmodel.nnls import nnls
 from app.perfmodel.params import shipped as calibration
@@ -91,6 +93,20 @@ def catalog_vendor(vendor: str) -> str:
     return CPUID_VENDORS.get(vendor, vendor)
 
 
+TILE_GROUP = "tile"
+"""The part of a vendor's weights group (``weights_groups``) its machines whose precision runs on a CPU's
+tile units (AMX) make: '<vendor>/tile'."""
+
+
+def weights_groups(vendor: str | None, tiles: bool = False) -> list[str]:
+    """The ``LlmCalibration.vendor_weights`` groups a step's weights are looked up in, the narrowest first:
+    the vendor's machines whose precision runs on tile units, where the step's does ('<vendor>/tile', app/
+    perfmodel/device.py ``on_tiles``), then the vendor's own."""
+    if not vendor:
+        return []
+    return [f"{vendor}/{TILE_GROUP}", vendor] if tiles else [vendor]
+
+
 class LlmCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -106,7 +122,8 @@ class LlmCalibration(BaseModel):
         default_factory=dict,
         description="'<vendor>' -> '<kind>/<task>/<precision>' -> weights fitted on that vendor's own lab machines "
         "alone, kept where, each machine held out, they predicted it better than ``weights``: they stand for that "
-        "vendor's devices in place of ``weights``.",
+        "vendor's devices in place of ``weights``. '<vendor>/tile': the same for its machines whose precision runs "
+        "on tile units (AMX), kept where they beat the vendor's: they stand for its devices that run it so.",
     )
     bands: dict[str, float] = Field(
         default_factory=dict, description="'<kind>/<task>' -> absolute log error at 90% (leave one preset out)."
@@ -141,10 +158,12 @@ class LlmCalibration(BaseModel):
         modelled_s: float,
         per_core: list[float] | None = None,
         vendor: str | None = None,
+        tiles: bool = False,
     ) -> float:
         """The calibrated step: the modelled one's parts weighed apart where the lab measured enough of
-        this precision (with ``vendor``'s own weights where it has them), else the modelled step scaled by
-        the kind and task's factor.
+        this precision (with ``vendor``'s own weights where it has them, its tile units' where the step's
+        precision runs on them, ``tiles``: ``weights_groups``), else the modelled step scaled by the kind
+        and task's factor.
 
         A weight above 1 says the part took longer than the model gives it: on a memory part, longer than
         the bandwidth (bf16's weights and KV cache on this project's VMs, at one thread). That excess is
@@ -153,7 +172,8 @@ class LlmCalibration(BaseModel):
         is the weight times one core's share of the work (``per_core``, ``Modelled.per_core``), but never
         less than the part as modelled. The lab measured at one thread, where the two are one."""
         key = f"{kind}/{task.value}/{precision.value}"
-        weighed = self.vendor_weights.get(vendor or "", {}).get(key) or self.weights.get(key)
+        own = (self.vendor_weights.get(group, {}).get(key) for group in weights_groups(vendor, tiles))
+        weighed = next((w for w in own if w), None) or self.weights.get(key)
         if weighed is None:
             return modelled_s * self.factor(kind, task)
         cores = per_core or parts
@@ -413,7 +433,14 @@ def calibrated_s(
     """The modelled step (``modelled``, from ``found``) on a device of ``vendor`` as ``tuned`` calibrates
     it, no shorter than ``floor_s``; and whether the floor held it."""
     calibrated = tuned.seconds(
-        dev.kind, task, precision, modelled.parts, modelled.seconds, modelled.per_core, catalog_vendor(vendor)
+        dev.kind,
+        task,
+        precision,
+        modelled.parts,
+        modelled.seconds,
+        modelled.per_core,
+        catalog_vendor(vendor),
+        tiles=on_tiles(dev),
     )
     floor = floor_s(found, held, dev)
     return max(calibrated, floor), floor > calibrated

@@ -82,6 +82,29 @@ def test_a_vendors_own_weights_stand_for_its_parts_alone() -> None:
     )
 
 
+def test_a_vendors_tile_weights_stand_for_its_parts_whose_precision_runs_on_amx() -> None:
+    """'<vendor>/tile' weights come first where the step's precision runs on tile units (a Sapphire Rapids
+    part's bf16), the vendor's where it runs on the vector units (a Cooper Lake part's, AVX512_BF16) and in
+    fp32, the shared ones for another vendor."""
+    tuned = LlmCalibration(
+        weights={"cpu/decode/bf16": [1.0, 1.0, 50.0, 1.0]},
+        vendor_weights={
+            "Intel": {"cpu/decode/bf16": [1.0, 1.0, 5.0, 1.0]},
+            "Intel/tile": {"cpu/decode/bf16": [1.0, 1.0, 2.0, 1.0]},
+        },
+    )
+    for part_id, kv_weight in (("xeon-platinum-8480plus", 2.0), ("xeon-platinum-8360h", 5.0), ("epyc-9654", 50.0)):
+        part = get(part_id)
+        plain = generation.step(
+            SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=LlmCalibration()
+        )
+        weighed = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=tuned)
+        assert plain is not None and weighed is not None
+        assert weighed.seconds == pytest.approx(sum(plain.parts) + (kv_weight - 1) * plain.parts[2]), part_id
+    assert generation.weights_groups("Intel", tiles=True) == ["Intel/tile", "Intel"]
+    assert generation.weights_groups(None, tiles=True) == []
+
+
 def test_a_part_slower_than_the_bandwidth_is_the_cores_work_which_more_threads_share() -> None:
     """The lab's VMs, at one thread, read bf16 weights and KV cache several times slower than their
     bandwidth: work on the core (benchmarks/linear_rows.py: a bf16 product and bf16 attention gain

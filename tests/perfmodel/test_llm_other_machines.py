@@ -66,3 +66,19 @@ def test_a_vendor_with_too_few_machines_has_no_weights_of_its_own() -> None:
     dropped = [other.run for other in other_machines() if other.vm in vms[: len(vms) - MIN_MACHINES + 1]]
     own = vendor_weights(generation.shipped(), "AMD", other_cases(skip=dropped))
     assert own.kept == {} and own.held_out == {} and own.compared == []
+
+
+def test_a_vendors_machines_with_amx_have_weights_of_their_own_against_the_vendors() -> None:
+    by_vm = other_cases(skip=[])
+    own = vendor_weights(generation.shipped(), "AMD", by_vm)
+    tiled = sorted(vm for vm, found in by_vm.items() if found[0].vendor == "Intel" and any(c.tiles for c in found))
+    assert len(tiled) >= MIN_MACHINES  # three AMX VMs; the Emerald Rapids VM without AMX is not one
+    group = f"Intel/{generation.TILE_GROUP}"
+    compared = [(key, before, after) for g, key, _n, before, after in own.compared if g == group]
+    assert compared and all(key.endswith("/bf16") for key, _, _ in compared)  # fp32 runs on the vector units
+    assert set(own.kept.get(group, {})) == {key for key, before, after in compared if after < before}
+    for vm in tiled:  # predicted by the tile group fitted without it
+        assert own.held_out[vm].vendor_weights.get(group, {}) != own.kept.get(group, {}), vm
+    # the tile group's "before" is the vendor's weights held out, not the shared ones
+    vendor_rows = {key: before for g, key, _n, before, _after in own.compared if g == "Intel"}
+    assert any(before != vendor_rows[key] for key, before, _ in compared)
