@@ -387,12 +387,16 @@ def vendor_weights(shared: generation.LlmCalibration, base_vendor: str, by_vm: d
     for vendor, vms in sorted(vendors.items()):
         if len(vms) < MIN_MACHINES:
             continue
-        held_out.update({vm: shared for vm in vms})
-        group_weights(vendor, vms, by_vm, lambda c: True, shared, kept, held_out, compared)
+        groups = [(vendor, vms, lambda c: True)]
         tiled = [vm for vm in vms if any(c.tiles for c in by_vm[vm])]
         if len(tiled) >= MIN_MACHINES:
-            tile_group = f"{vendor}/{generation.TILE_GROUP}"
-            group_weights(tile_group, tiled, by_vm, lambda c: c.tiles, shared, kept, held_out, compared)
+            groups.append((f"{vendor}/{generation.TILE_GROUP}", tiled, lambda c: c.tiles))
+        held_out.update({vm: shared for vm in vms})
+        for group, members, chosen in groups:
+            found = group_weights(group, members, by_vm, chosen, shared, held_out)
+            kept.update(found.kept)
+            held_out.update(found.held_out)
+            compared += found.compared
     return VendorWeights({g: w for g, w in kept.items() if w}, held_out, compared)
 
 
@@ -402,32 +406,30 @@ def group_weights(
     by_vm: dict[str, list[Case]],
     chosen: Callable[[Case], bool],
     shared: generation.LlmCalibration,
-    kept: dict[str, dict[str, list[float]]],
-    held_out: dict[str, generation.LlmCalibration],
-    compared: list[tuple[str, str, int, float, float]],
-) -> None:
-    """One group's weights (``vms``' ``chosen`` steps), into ``kept``, ``held_out`` and ``compared``. Per task
-    and precision, each machine is held out and predicted with weights fitted on the others' one-thread steps
-    (as the shared calibration was measured), the host part held at the shared weight (``generation.HOST``:
-    the lab's VMs of a vendor stream at one bandwidth, so they cannot tell host time from weight reads); a
-    key is kept where those predictions beat the machine's calibration before the group's (``held_out``:
-    mean absolute log error over every chosen step of the group's machines, both thread counts), and its
-    kept weights are then fitted on every machine of the group."""
+    before: dict[str, generation.LlmCalibration],
+) -> VendorWeights:
+    """One group's weights, from ``vms``' ``chosen`` steps. Per task and precision, each machine is held out
+    and predicted with weights fitted on the others' one-thread steps (as the shared calibration was
+    measured), the host part held at the shared weight (``generation.HOST``: the lab's VMs of a vendor stream
+    at one bandwidth, so they cannot tell host time from weight reads); a key is kept where those predictions
+    beat the machine's calibration before the group's (``before``; mean absolute log error over every chosen
+    step of the group's machines, both thread counts), and its kept weights are then fitted on every machine
+    of the group. ``held_out``: each machine's calibration before, with the kept keys fitted without it."""
     one_thread = {vm: [c for c in by_vm[vm] if chosen(c) and (c.result.threads or 1) == 1] for vm in vms}
     without = {vm: calibration([c for o in vms if o != vm for c in one_thread[o]], shared).weights for vm in vms}
     keys = []
+    compared = []
     for key in sorted(set(shared.weights).intersection(*without.values())):
         steps = [(vm, c) for vm in vms for c in by_vm[vm] if c.key == key and chosen(c)]
-        own = {vm: with_weights(held_out[vm], group, {key: without[vm][key]}) for vm in vms}
-        before = statistics.fmean(abs(math.log(predicted(held_out[vm], c) / c.measured_s)) for vm, c in steps)
-        after = statistics.fmean(abs(math.log(predicted(own[vm], c) / c.measured_s)) for vm, c in steps)
-        compared.append((group, key, len(steps), before, after))
-        if after < before:
+        own = {vm: with_weights(before[vm], group, {key: without[vm][key]}) for vm in vms}
+        then = statistics.fmean(abs(math.log(predicted(before[vm], c) / c.measured_s)) for vm, c in steps)
+        now = statistics.fmean(abs(math.log(predicted(own[vm], c) / c.measured_s)) for vm, c in steps)
+        compared.append((group, key, len(steps), then, now))
+        if now < then:
             keys.append(key)
     every = calibration([c for vm in vms for c in one_thread[vm]], shared).weights
-    kept[group] = {key: every[key] for key in keys}
-    for vm in vms:
-        held_out[vm] = with_weights(held_out[vm], group, {key: without[vm][key] for key in keys})
+    held_out = {vm: with_weights(before[vm], group, {key: without[vm][key] for key in keys}) for vm in vms}
+    return VendorWeights({group: {key: every[key] for key in keys}}, held_out, compared)
 
 
 def with_weights(
