@@ -62,14 +62,7 @@ def test_a_vendors_own_weights_stand_for_its_parts_alone() -> None:
     tuned = LlmCalibration(
         weights={"cpu/decode/bf16": shared}, vendor_weights={"Intel": {"cpu/decode/bf16": [1.0, 1.0, 5.0, 1.0]}}
     )
-    for part_id, kv_weight in (("xeon-platinum-8580", 5.0), ("epyc-9654", 50.0)):
-        part = get(part_id)
-        plain = generation.step(
-            SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=LlmCalibration()
-        )
-        weighed = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=tuned)
-        assert plain is not None and weighed is not None
-        assert weighed.seconds == pytest.approx(sum(plain.parts) + (kv_weight - 1) * plain.parts[2]), part_id
+    _assert_kv_weights(tuned, {"xeon-platinum-8580": 5.0, "epyc-9654": 50.0})
     parts = [0.1, 0.2, 0.3, 0.4]
     by_cpuid = tuned.seconds(
         "cpu", Task.decode, Precision.bf16, parts, 1.0, vendor=generation.catalog_vendor("GenuineIntel")
@@ -93,7 +86,15 @@ def test_a_vendors_tile_weights_stand_for_its_parts_whose_precision_runs_on_amx(
             "Intel/tile": {"cpu/decode/bf16": [1.0, 1.0, 2.0, 1.0]},
         },
     )
-    for part_id, kv_weight in (("xeon-platinum-8480plus", 2.0), ("xeon-platinum-8360h", 5.0), ("epyc-9654", 50.0)):
+    _assert_kv_weights(tuned, {"xeon-platinum-8480plus": 2.0, "xeon-platinum-8360h": 5.0, "epyc-9654": 50.0})
+    assert generation.weights_groups("Intel", tiles=True) == ["Intel/tile", "Intel"]
+    assert generation.weights_groups(None, tiles=True) == []
+
+
+def _assert_kv_weights(tuned: LlmCalibration, kv_weight_of: dict[str, float]) -> None:
+    """Each part's bf16 decode under ``tuned`` is its uncalibrated step with the KV cache's part weighed as
+    ``kv_weight_of`` says (the other parts' weights being 1)."""
+    for part_id, kv_weight in kv_weight_of.items():
         part = get(part_id)
         plain = generation.step(
             SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=LlmCalibration()
@@ -101,8 +102,6 @@ def test_a_vendors_tile_weights_stand_for_its_parts_whose_precision_runs_on_amx(
         weighed = generation.step(SHAPE, Task.decode, Precision.bf16, 4, 1024, part, threads=1, llm_calibration=tuned)
         assert plain is not None and weighed is not None
         assert weighed.seconds == pytest.approx(sum(plain.parts) + (kv_weight - 1) * plain.parts[2]), part_id
-    assert generation.weights_groups("Intel", tiles=True) == ["Intel/tile", "Intel"]
-    assert generation.weights_groups(None, tiles=True) == []
 
 
 def test_a_part_slower_than_the_bandwidth_is_the_cores_work_which_more_threads_share() -> None:
