@@ -2,13 +2,14 @@
 
     .venv/bin/python -m benchmarks.core_stream [--write]
 
-Every kept run of benchmarks/llm_cpu.toml and benchmarks/llm_cpu_threads.toml (benchmarks/data) starts
-with ``copy_256mb`` at one thread: one core's copy bandwidth on that VM. Each run's CPU is named by its
-CPUID as benchmarks/lab_cpu.py names a lab VM's generation (a VM is a slice of some part of it), and per
-catalog architecture the figure is the median over the runs that may be it. Prints the runs and the
-figures; ``--write`` makes app/perfmodel/data/core_stream.json (app/perfmodel/core_stream.py), which
-bounds the bandwidth a CPU's few threads get (app/perfmodel/model.py ``scaled``). After writing it,
-recalibrate (scripts/calibrate_perfmodel.py, then ``benchmarks.llm_accuracy --write``): the CPU level
+Every kept run of benchmarks/llm_cpu.toml, benchmarks/llm_cpu_threads.toml and
+benchmarks/llm_prefill_threads.toml (benchmarks/data) starts with ``copy_256mb`` at one thread: one
+core's copy bandwidth on that VM. Each run's CPU is named by its CPUID as benchmarks/lab_cpu.py names a
+lab VM's generation (a VM is a slice of some part of it), and per catalog architecture the figure is the
+median over the runs that may be it. Prints the runs and the figures; ``--write`` makes
+app/perfmodel/data/core_stream.json (app/perfmodel/core_stream.py), which bounds the bandwidth a CPU's
+few threads get (app/perfmodel/model.py ``scaled``). After writing it, recalibrate
+(scripts/calibrate_perfmodel.py, then ``benchmarks.llm_accuracy --write``): the CPU level
 and the language model's weights are fitted through it.
 """
 

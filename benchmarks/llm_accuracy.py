@@ -123,10 +123,14 @@ def machine_part(
 ) -> CatalogHardware:
     """This machine as a catalog CPU entry: rule peaks at ``clock_ghz``, the measured bandwidth, its cores
     and L3 (its vendor and clock also say what share of the peak PyTorch's BLAS reaches on it,
-    app/perfmodel/device.py ``blas_share``)."""
-    copies = [r for r in results if r.workload.startswith("copy_") and r.status is ResultStatus.ok]
+    app/perfmodel/device.py ``blas_share``). The bandwidth is one thread's copy, as the rule's machine streams
+    at every thread count: a run that also copied at more threads (benchmarks/llm_prefill_threads.toml)
+    is described as one that did not."""
+    copies = [
+        r for r in results if r.workload.startswith("copy_") and r.status is ResultStatus.ok and (r.threads or 1) == 1
+    ]
     if not copies or copies[0].bandwidth_gb_per_s is None:
-        raise SystemExit("the run has no copy_256mb result: measure it with benchmarks/llm_cpu.toml")
+        raise SystemExit("the run has no copy_256mb result at one thread: measure it with benchmarks/llm_cpu.toml")
     cpu = report.machine.cpu
     cores = float(cpu.physical_cores)
     return CatalogHardware(

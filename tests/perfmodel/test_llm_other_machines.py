@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 
-from app.contracts import Task
+from app.contracts import RunReport, Task
 from app.perfmodel import generation
 from benchmarks.llm_accuracy import (
     MIN_MACHINES,
     cpu_band,
+    fastest,
+    machine_part,
     other_cases,
     other_machine_errors,
     other_machines,
@@ -82,3 +84,13 @@ def test_a_vendors_machines_with_amx_have_weights_of_their_own_against_the_vendo
     # the tile group's "before" is the vendor's weights held out, not the shared ones
     vendor_rows = {key: before for g, key, _n, before, _after in own.compared if g == "Intel"}
     assert any(before != vendor_rows[key] for key, before, _ in compared)
+
+
+def test_a_machine_is_described_by_its_one_thread_copy_where_it_also_copied_at_two() -> None:
+    run = next(o.run for o in other_machines() if o.run.name.endswith("llm_prefill_threads.json"))
+    report = RunReport.model_validate_json(run.read_text(encoding="utf-8"))
+    results, _spread = fastest([report])
+    copies = {r.threads: r.bandwidth_gb_per_s for r in results if r.workload == "copy_256mb"}
+    assert set(copies) == {1, 2} and copies[2] != copies[1]  # the kept run copied at both
+    part = machine_part(report, results, 3.67, {"fp32": 64.0, "bf16": 128.0})
+    assert part.memory_bandwidth_gb_s == copies[1]
