@@ -7,11 +7,12 @@ The shipped CPU calibration of app/perfmodel/generation.py was measured at one t
 (benchmarks/llm_cpu.toml). This run measures decode and prefill at one and at two threads on the same
 kind of machine, described as benchmarks/llm_accuracy.py describes it (rule peaks, measured bandwidth),
 and each step is predicted with the shipped calibration twice: as the model gives it, and without the
-rule that an AMD CPU's few-row fp32 products run on as few threads as MKL splits them over
-(``generation.product_threads``: at two threads, up to 4 rows on one), switched off here for the
-second prediction; the BLAS share, ``device.blas_share``, stays, as the calibration was
-fitted with it). Per thread count: the mean absolute log error of each (and the model's signed mean,
-model over measured). Nothing here is fitted.
+few-thread rules, the two ways MKL's grid of threads shapes an AMD CPU's fp32 products, switched off
+here for the second prediction: its few-row products run on as few threads as MKL splits them over
+(``generation.product_threads``: at two threads, up to 4 rows on one), and their weights' work is shared
+only by the threads that split the columns (``generation.weight_threads``: at two threads, one). The
+BLAS share, ``device.blas_share``, stays, as the calibration was fitted with it. Per thread count: the
+mean absolute log error of each (and the model's signed mean, model over measured). Nothing here is fitted.
 
 ``--run`` also takes another machine's run of benchmarks/llm_cpu.toml or of this suite, described by
 ``--clock-ghz`` (``benchmarks.cpu_clock``) and ``--flop-per-cycle``: the calibration carried to a machine
@@ -60,7 +61,7 @@ def main() -> None:
     )
     bar = "|" if args.markdown else " "
     header(
-        args.markdown, "preset", "task", "prec", "batch", "threads", "measured ms", "model ms", "without the rule ms"
+        args.markdown, "preset", "task", "prec", "batch", "threads", "measured ms", "model ms", "without the rules ms"
     )
     errors: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     steps = [r for r in results if r.task in TASKS and r.latency_p50_ms is not None]
@@ -71,7 +72,10 @@ def main() -> None:
         assert r.task is not None and r.latency_p50_ms is not None
         measured = r.latency_p50_ms / 1000
         model = predicted_s(r, part)
-        with mock.patch.object(generation, "product_threads", lambda *step: step[-1]):
+        with (
+            mock.patch.object(generation, "product_threads", lambda *step: step[-1]),
+            mock.patch.object(generation, "weight_threads", lambda *step: step[-1]),
+        ):
             without = predicted_s(r, part)
         threads = r.threads or 0
         errors[threads]["model"].append(math.log(model / measured))
@@ -85,7 +89,7 @@ def main() -> None:
         model, without = (statistics.fmean(abs(e) for e in found[k]) for k in ("model", "without"))
         print(
             f"{threads} thread(s), {len(found['model'])} steps: mean abs log error {model:.2f}, mean log error "
-            f"{statistics.fmean(found['model']):+.2f} (without the few-thread rule {without:.2f})"
+            f"{statistics.fmean(found['model']):+.2f} (without the few-thread rules {without:.2f})"
         )
 
 

@@ -42,8 +42,9 @@ PyTorch's fp32 products on an AMD CPU run on as many of the threads asked as MKL
 many-core part's for a few sequences, so those parts of its step are modelled on that many cores
 (``modelled_parts``). The lab measured at one thread; where a calibrated weight says a memory part ran
 slower than the bandwidth, that excess is the cores' work, which more threads share
-(``LlmCalibration.seconds``, ``one_core_work``). benchmarks/llm_accuracy.py reports the error of the
-whole with one preset held out at a time, and the GPU factors' held-out errors.
+(``LlmCalibration.seconds``, ``one_core_work``): on the weights of an AMD CPU's fp32 products, only the
+threads MKL splits their columns over (``weight_threads``). benchmarks/llm_accuracy.py reports the error
+of the whole with one preset held out at a time, and the GPU factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split
@@ -325,6 +326,20 @@ def product_threads(dev: Device, task: Task, batch: int, context: int, runtime: 
     return mkl_split.product_threads(rows, threads)
 
 
+def weight_threads(dev: Device, task: Task, batch: int, context: int, runtime: str, threads: int) -> int:
+    """The threads of ``threads`` that share the step's work on its weights, where a calibrated weight says a
+    part took longer than its reads (``LlmCalibration.seconds``): on an AMD CPU in PyTorch, MKL's fp32
+    products split their rows over groups of threads and their columns within a group, and each group
+    takes the whole weight matrix (``mkl_split.column_threads``: at two threads, one each); every thread
+    elsewhere. A prefill multiplies one row per prompt token. On session 56's Zen 5 VM two threads halved
+    a prefill's time per token and left its time per step (the weights' part) where one thread had it
+    (benchmarks/llm_prefill_threads.toml; docs/ACCURACY.md)."""
+    if not (dev.mkl_split and is_pytorch(runtime)):
+        return threads
+    rows = batch * (context if task is Task.prefill else 1)
+    return mkl_split.column_threads(rows, threads)
+
+
 def parts_of(found: Breakdown, held: Memory) -> list[float]:
     """A modelled step in COMPONENTS: its compute, its memory time shared between the weights and the KV
     cache by their bytes, and the rest (per-kernel and host costs the device does not hide)."""
@@ -389,24 +404,26 @@ def modelled_parts(
     caller has them: at the clock so many busy cores hold and their share of the bandwidth); the KV
     cache's reads (attention) and the rest use the threads ``found`` was modelled with. On a CPU the parts
     add up to the step. On more than one core, each memory part's work shared by the cores
-    (``Modelled.per_core``)."""
+    (``Modelled.per_core``); the weights' by those that split the weight matrix (``weight_threads``)."""
     parts = parts_of(found, held)
     if not many_cores(dev, threads):
         return Modelled(parts, found.seconds, product_threads=None)
     work = one_core_work(dev, threads)
-    per_core = [parts[0], parts[1] * work, parts[2] * work, parts[3]]
     asked = int(threads or dev.units)
+    context = profile.shape["sequence"]
     used = products_on
     if used is None:
-        context = profile.shape["sequence"]
         used = product_threads(dev, profile.task, batch, context, runtime, asked)
+    # the weights' work is shared by the threads that split the weight matrix, not by all the product's
+    unshared = used / weight_threads(dev, profile.task, batch, context, runtime, asked)
+    per_core = [parts[0], parts[1] * work * unshared, parts[2] * work, parts[3]]
     if used >= asked:
         return Modelled(parts, found.seconds, product_threads=None, per_core=per_core)
     if fewer is None:
         (fewer,) = steps([Case(profile, dev, batch, runtime, threads=used)], calibration().of(dev.kind))
     products = parts_of(fewer, held)
     parts = [products[0], products[1], parts[2], parts[3]]
-    per_core = [products[0], products[1] * one_core_work(dev, used), per_core[2], parts[3]]
+    per_core = [products[0], products[1] * one_core_work(dev, used) * unshared, per_core[2], parts[3]]
     return Modelled(parts, sum(parts), product_threads=used, per_core=per_core)
 
 

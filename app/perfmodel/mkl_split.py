@@ -9,8 +9,9 @@ fraction of a many-core part's threads (96 allowed: 12 threads at 2-4 rows, 24 a
 C and G per N are measured, not derived (``benchmarks/linear_rows.py --split``, which counts the threads
 that did a share of the work under ``OMP_WAIT_POLICY=PASSIVE``, so it needs no more cores than one):
 the shipped grid is app/perfmodel/data/mkl_split.json. Where it applies: a language model's step,
-app/perfmodel/generation.py's ``product_threads``; a zoo workload's step, per bucket of its
-linear layers, app/perfmodel/model.py's ``few_row_shares``.
+app/perfmodel/generation.py's ``product_threads`` and ``weight_threads`` (each group of rows takes the
+whole weight matrix, so its work on the weights is shared by the C threads alone); a zoo workload's
+step, per bucket of its linear layers, app/perfmodel/model.py's ``few_row_shares``.
 """
 
 from __future__ import annotations
@@ -76,3 +77,14 @@ def threads_of(rows: int, columns: int, row_groups: int) -> int:
 def product_threads(rows: int, threads: int) -> int:
     """The threads MKL runs an fp32 product of ``rows`` rows on, on an AMD CPU, allowed ``threads``."""
     return min(threads, threads_of(rows, *shipped().grid(threads)))
+
+
+@lru_cache(maxsize=65536)
+def column_threads(rows: int, threads: int) -> int:
+    """The threads of a product of ``rows`` rows, allowed ``threads``, that split its output's columns, and so
+    its weights, between them: each group of rows on the grid has its own ``columns`` threads, which take
+    the whole weight matrix again (the grid's C at ``threads``); one row's SGEMV has one thread."""
+    if rows <= 1:
+        return 1
+    columns, _groups = shipped().grid(threads)
+    return min(threads, columns)

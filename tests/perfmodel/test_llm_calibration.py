@@ -6,7 +6,7 @@ import pytest
 
 from app.catalog import get
 from app.contracts import LLM_PRESETS, Precision, Task
-from app.perfmodel import generation
+from app.perfmodel import generation, mkl_split
 from app.perfmodel.device import device
 from app.perfmodel.generation import COMPONENTS, LlmCalibration, fit_weights
 from app.perfmodel.predict import machine_band
@@ -250,3 +250,43 @@ def test_an_amd_cpus_fp32_products_run_on_the_threads_mkl_splits_them_over() -> 
     assert wide.product_threads == 1 and narrow.product_threads is None  # on one thread already: nothing to say
     # the calibration's factor is on the step so modelled: the one core is not the lab's calibration
     assert wide.factor == pytest.approx(narrow.factor, rel=0.05)  # the KV cache part alone differs
+
+
+def test_an_amd_cpus_fp32_weight_work_is_shared_by_the_threads_that_split_the_columns_alone() -> None:
+    """MKL's grid splits an fp32 product's rows over groups of threads and its columns within a group, and
+    each group takes the whole weight matrix: a calibrated weight part above its reads (the fp32 prefill's)
+    is shared by the grid's column threads, not by all the product's. Two threads are one column each: on
+    session 56's Zen 5 VM they halved a prefill's time per token and left its weight part where one thread
+    had it. The per-token work still halves; bf16 (oneDNN) and an Intel CPU share the weights' work too."""
+    epyc, xeon = get("epyc-9654"), get("xeon-platinum-8480plus")
+    tuned = LlmCalibration(weights={"cpu/prefill/fp32": [0.0, 4.0, 0.0, 0.0], "cpu/prefill/bf16": [0.0, 4.0, 0.0, 0.0]})
+
+    def weight_part(part: str, precision: Precision, threads: int) -> float:
+        found = generation.step(
+            SHAPE, Task.prefill, precision, 1, 64, get(part), threads=threads, llm_calibration=tuned
+        )
+        assert found is not None
+        return found.seconds
+
+    def sharers(part: str, precision: Precision, threads: int, runtime: str = "torch-eager") -> int:
+        hardware = get(part)
+        dev = device(hardware, generation.math_precision(hardware, precision))
+        assert dev is not None
+        return generation.weight_threads(dev, Task.prefill, 1, 64, runtime, threads)
+
+    assert sharers(epyc.id, Precision.fp32, 2) == 1
+    assert sharers(epyc.id, Precision.fp32, 96) == mkl_split.shipped().grid(96)[0] == 12
+    assert sharers(epyc.id, Precision.bf16, 2) == sharers(xeon.id, Precision.fp32, 2) == 2
+    assert sharers(epyc.id, Precision.fp32, 2, "onnxruntime-cpu") == 2
+    dev = device(epyc, Precision.fp32)
+    assert dev is not None
+    assert generation.weight_threads(dev, Task.decode, 1, 512, "torch-eager", 2) == 1  # one row: SGEMV's one thread
+    # two threads on one column: the weights' work is one thread's, as on one thread
+    assert weight_part(epyc.id, Precision.fp32, 2) == pytest.approx(weight_part(epyc.id, Precision.fp32, 1), rel=0.02)
+    for part, precision in ((epyc.id, Precision.bf16), (xeon.id, Precision.fp32)):
+        assert weight_part(part, precision, 2) < 0.6 * weight_part(part, precision, 1), (part, precision)
+    # 96 threads: shared by the 12 column threads, not all 96
+    with pytest.MonkeyPatch.context() as every_thread:
+        every_thread.setattr(generation, "weight_threads", lambda *step: step[-1])
+        all_share = weight_part(epyc.id, Precision.fp32, 96)
+    assert weight_part(epyc.id, Precision.fp32, 96) > 2 * all_share
