@@ -4,6 +4,7 @@ over a KV cache, timed at one thread and at two, side by side in one run.
     .venv/bin/python -m benchmarks.linear_rows [--repeats 5] [--threads 2]
     .venv/bin/python -m benchmarks.linear_rows --split [--write]
     .venv/bin/python -m benchmarks.linear_rows --gradients
+    .venv/bin/python -m benchmarks.linear_rows --groups
 
 A decode step multiplies its weights by as many rows as sequences in the batch, and reads its KV cache
 in attention. app/perfmodel/generation.py models how those scale with threads: an AMD CPU's fp32
@@ -29,14 +30,21 @@ the measured one at 1, 3, 5, 9, 17 and 33 rows; ``--write`` ships the grid
 ``--gradients`` counts the same way a training step's three products of a layer at 1-16 rows, 2-96
 threads allowed: the forward, the input gradient and the weight gradient (app/perfmodel/model.py
 ``few_row_shares``), each against the count the model gives it. Under a minute.
+
+``--groups`` asks the same way whether each group of rows on MKL's grid takes the whole weight matrix
+(generation.py's ``weight_threads``): an fp32 product's process time over all its threads at 2-64
+allowed, against its time at one thread, a part per call plus a part per row; the groups' extra time
+is the per-call part again per group. About two minutes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -130,6 +138,67 @@ def gradients() -> None:
     print(f"\n{misses} of {3 * len(GRADIENT_CAPS) * len(GRADIENT_ROWS)} counts off the model's (*)")
 
 
+GROUPS_CAPS = (1, 2, 4, 8, 16, 32, 64)
+GROUPS_ROWS = (16, 64, 256)
+GROUPS_WEIGHT = (8192, 2048)
+"""A 1B model's MLP weight (67 MB fp32): its fixed part per call, about 5 ms at one thread on the lab's
+VMs, stands well above what waking a thread costs."""
+
+
+def cpu_s(run: Callable[[], object], threads: int, repeats: int, calls: int = 5) -> float:
+    """The least process time (all threads') a call of ``run`` took at ``threads``, over ``repeats`` rounds."""
+    torch.set_num_threads(threads)
+    for _ in range(3):
+        run()
+    best = float("inf")
+    for _ in range(repeats):
+        c0 = time.process_time()
+        for _ in range(calls):
+            run()
+        best = min(best, (time.process_time() - c0) / calls)
+    return best
+
+
+def groups(repeats: int) -> None:
+    """Whether each group of rows of MKL's grid takes the whole weight matrix: an fp32 product's process
+    time at 1-64 threads allowed, over its time at one thread, beside what that gives. At one thread the
+    time is a part per call, ``a`` (the weights'), and a part per row, ``b`` (least squares over
+    GROUPS_ROWS); on the grid, G groups of rows (``mkl_split.product_threads`` over
+    ``mkl_split.column_threads``) would take G x a + b x rows if each took the whole matrix
+    (app/perfmodel/generation.py ``weight_threads``), and a + b x rows if they shared it."""
+    torch.manual_seed(0)
+    weight = torch.randn(*GROUPS_WEIGHT)
+    inputs = {rows: torch.randn(rows, weight.shape[1]) for rows in GROUPS_ROWS}
+    one = {rows: cpu_s(partial(F.linear, x, weight), 1, repeats) for rows, x in inputs.items()}
+    mean_rows, mean_s = statistics.fmean(GROUPS_ROWS), statistics.fmean(one.values())
+    per_row = sum((r - mean_rows) * (one[r] - mean_s) for r in GROUPS_ROWS) / sum(
+        (r - mean_rows) ** 2 for r in GROUPS_ROWS
+    )
+    per_call = mean_s - per_row * mean_rows
+    print(f"one thread: {per_call * 1e3:.2f} ms a call (the weights') + {per_row * 1e6:.1f} us a row")
+    print(
+        "| threads allowed | rows | columns x groups | process time / one thread's | each group the matrix | shared |"
+    )
+    print("|---|---|---|---|---|---|")
+    whole, shared = [], []
+    for threads in GROUPS_CAPS[1:]:
+        for rows, x in inputs.items():
+            columns = mkl_split.column_threads(rows, threads)
+            working = mkl_split.product_threads(rows, threads) // columns
+            measured = cpu_s(partial(F.linear, x, weight), threads, repeats) / one[rows]
+            said = (working * per_call + per_row * rows) / one[rows]
+            flat = (per_call + per_row * rows) / one[rows]
+            whole.append(abs(math.log(said / measured)))
+            shared.append(abs(math.log(flat / measured)))
+            print(
+                f"| {threads} | {rows} | {columns} x {working} | {measured:.2f} | {said:.2f} | {flat:.2f} |", flush=True
+            )
+    print(
+        f"\nmean abs log error over {len(whole)}: each group the whole matrix {statistics.fmean(whole):.2f}, "
+        f"the groups sharing it {statistics.fmean(shared):.2f}"
+    )
+
+
 def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
     """MKL's (columns, row groups) at ``threads``: two rows take one block of rows, so as many threads as
     the columns' split; 4k rows take k blocks, one group each, until k passes the groups (then blocks of
@@ -210,13 +279,18 @@ def main() -> None:
     parser.add_argument(
         "--gradients", action="store_true", help="the threads of a training step's three products of a layer"
     )
+    parser.add_argument(
+        "--groups", action="store_true", help="whether each group of rows of MKL's grid takes the whole weights"
+    )
     args = parser.parse_args()
-    if args.split or args.gradients:
+    if args.split or args.gradients or args.groups:
         if os.environ.get("OMP_WAIT_POLICY") != "PASSIVE":  # idle threads must sleep to be told apart
             env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
             os.execve(sys.executable, [sys.executable, "-m", "benchmarks.linear_rows", *sys.argv[1:]], env)
         if args.split:
             split(args.write)
+        elif args.groups:
+            groups(args.repeats)
         else:
             gradients()
         return
