@@ -34,7 +34,7 @@ threads allowed: the forward, the input gradient and the weight gradient (app/pe
 ``--groups`` asks the same way whether each group of rows on MKL's grid takes the whole weight matrix
 (generation.py's ``weight_threads``): an fp32 product's process time over all its threads at 2-64
 allowed, against its time at one thread, a part per call plus a part per row; the groups' extra time
-is the per-call part again per group. About two minutes.
+is the per-call part again per group. About half a minute.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def gradients() -> None:
     print(f"\n{misses} of {3 * len(GRADIENT_CAPS) * len(GRADIENT_ROWS)} counts off the model's (*)")
 
 
-GROUPS_CAPS = (1, 2, 4, 8, 16, 32, 64)
+GROUPS_CAPS = (2, 4, 8, 16, 32, 64)
 GROUPS_ROWS = (16, 64, 256)
 GROUPS_WEIGHT = (8192, 2048)
 """A 1B model's MLP weight (67 MB fp32): its fixed part per call, about 5 ms at one thread on the lab's
@@ -161,7 +161,7 @@ def cpu_s(run: Callable[[], object], threads: int, repeats: int, calls: int = 5)
 
 def groups(repeats: int) -> None:
     """Whether each group of rows of MKL's grid takes the whole weight matrix: an fp32 product's process
-    time at 1-64 threads allowed, over its time at one thread, beside what that gives. At one thread the
+    time at 2-64 threads allowed, over its time at one thread, beside what that gives. At one thread the
     time is a part per call, ``a`` (the weights'), and a part per row, ``b`` (least squares over
     GROUPS_ROWS); on the grid, G groups of rows (``mkl_split.product_threads`` over
     ``mkl_split.column_threads``) would take G x a + b x rows if each took the whole matrix
@@ -170,18 +170,14 @@ def groups(repeats: int) -> None:
     weight = torch.randn(*GROUPS_WEIGHT)
     inputs = {rows: torch.randn(rows, weight.shape[1]) for rows in GROUPS_ROWS}
     one = {rows: cpu_s(partial(F.linear, x, weight), 1, repeats) for rows, x in inputs.items()}
-    mean_rows, mean_s = statistics.fmean(GROUPS_ROWS), statistics.fmean(one.values())
-    per_row = sum((r - mean_rows) * (one[r] - mean_s) for r in GROUPS_ROWS) / sum(
-        (r - mean_rows) ** 2 for r in GROUPS_ROWS
-    )
-    per_call = mean_s - per_row * mean_rows
+    per_row, per_call = statistics.linear_regression(GROUPS_ROWS, [one[rows] for rows in GROUPS_ROWS])
     print(f"one thread: {per_call * 1e3:.2f} ms a call (the weights') + {per_row * 1e6:.1f} us a row")
     print(
         "| threads allowed | rows | columns x groups | process time / one thread's | each group the matrix | shared |"
     )
     print("|---|---|---|---|---|---|")
     whole, shared = [], []
-    for threads in GROUPS_CAPS[1:]:
+    for threads in GROUPS_CAPS:
         for rows, x in inputs.items():
             columns = mkl_split.column_threads(rows, threads)
             working = mkl_split.product_threads(rows, threads) // columns
