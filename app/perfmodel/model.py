@@ -518,20 +518,25 @@ as rows and the batch as its inner dimension). A first layer fed the data has no
 
 
 @lru_cache(maxsize=4096)
-def _fewer_threads(rows: tuple[float, ...], batch: float, threads: int, training: bool) -> dict[int, tuple[int, int]]:
-    """By bucket index, where fewer than ``threads``: the threads MKL runs the products of ``rows`` rows per
-    sample at ``batch`` on, and those it runs a training step's weight gradients on (``threads``, but one
-    for a batch of one: an outer product, single-threaded as a one-row product is; counted by
-    ``benchmarks.linear_rows --gradients``). Cached: a catalog's parts share a few core counts."""
+def _fewer_threads(
+    rows: tuple[float, ...], batch: float, threads: int, training: bool
+) -> dict[int, tuple[int, int, int]]:
+    """By bucket index, where fewer than ``threads`` or than its products' own: the threads MKL runs the
+    products of ``rows`` rows per sample at ``batch`` on, those of them that split the weight matrix's
+    columns (``mkl_split.column_threads``: each group of rows reads the whole matrix, so the weights stream
+    at those threads' rate; the *weight threads*), and those it runs a training step's weight gradients on
+    (``threads``, but one for a batch of one: an outer product, single-threaded as a one-row product is;
+    counted by ``benchmarks.linear_rows --gradients``). Cached: a catalog's parts share a few core counts."""
     found = {}
     for j, r in enumerate(rows):
         if not r:
             continue
         row_count = max(1, round(r * batch))
         used = mkl_split.product_threads(row_count, threads)
+        columns = mkl_split.column_threads(row_count, threads)
         gradient = 1 if row_count == 1 else threads
-        if used < threads or (training and gradient < threads):
-            found[j] = (used, gradient)
+        if used < threads or columns < used or (training and gradient < threads):
+            found[j] = (used, columns, gradient)
     return found
 
 
@@ -541,8 +546,9 @@ class FewRows(NamedTuple):
     shares: dict[int, tuple[float, float]]
     """By the bucket's index in its profile: the share of the case's matrix peak its products run at, and
     of the case's bandwidth they draw (buckets not named: 1 and 1)."""
-    threads: int
-    """The fewest threads any of them runs on."""
+    threads: int | None
+    """The fewest threads any of them runs on, where fewer than the case's (None where every product uses
+    every thread, and some share their weights' reads between fewer: ``_fewer_threads``)."""
 
 
 def few_row_shares(c: Case, rows: Array) -> FewRows | None:
@@ -553,9 +559,11 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
     of few rows on a few of the threads it may use (app/perfmodel/mkl_split.py: one row on one thread,
     2-4 rows on one group of its grid's): an inference step at a small batch whose linear layers take
     one row per sample runs them as if the step had those threads alone (``scaled``), while its
-    convolutions (oneDNN) use them all. A training step's forward and input-gradient products take the
-    batch as rows, its weight gradients the layer's outputs, on every thread (one at a batch of one): the
-    bucket's work is shared between the two (``ROW_PRODUCTS_IN_TRAINING``). A language model's step
+    convolutions (oneDNN) use them all. Each group of rows on the grid reads the whole weight matrix, so a
+    product's weights stream at its column threads' rate (the *weight threads*) even where every thread
+    does its math: two threads, a batch of 8, one group each. A training step's forward and input-gradient
+    products take the batch as rows, its weight gradients the layer's outputs, on every thread (one at a
+    batch of one): the bucket's work is shared between the two (``ROW_PRODUCTS_IN_TRAINING``). A language model's step
     applies the same grid to its calibrated parts (app/perfmodel/generation.py ``product_threads``), so
     its tasks are not handled here."""
     dev = c.device
@@ -568,13 +576,17 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
         return None
     matrix, _vector, bandwidth = scaled(dev, threads, threads * c.streams)
 
+    known: dict[int, tuple[float, float]] = {}  # a case's buckets ask for a few thread counts, many times
+
     def share(n: int) -> tuple[float, float]:
-        alone_matrix, _vector, alone_bandwidth = scaled(dev, n)
-        return min(1.0, alone_matrix / matrix), min(1.0, alone_bandwidth / bandwidth)
+        if n not in known:
+            alone_matrix, _vector, alone_bandwidth = scaled(dev, n)
+            known[n] = min(1.0, alone_matrix / matrix), min(1.0, alone_bandwidth / bandwidth)
+        return known[n]
 
     shares, fewest = {}, threads
-    for j, (used, gradient) in fewer.items():
-        on_rows = share(used)
+    for j, (used, columns, gradient) in fewer.items():
+        on_rows = (share(used)[0], share(columns)[1])  # the rows' math on every thread, the weights per group
         if training:  # the forward and input gradient on the rows' threads, the weight gradient on its own
             on_gradient, f = share(gradient), ROW_PRODUCTS_IN_TRAINING
             on_rows = (
@@ -584,7 +596,7 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
             fewest = min(fewest, gradient)
         shares[j] = on_rows
         fewest = min(fewest, used)
-    return FewRows(shares, fewest)
+    return FewRows(shares, fewest if fewest < threads else None)
 
 
 def relayout(c: Case) -> float:

@@ -46,16 +46,20 @@ def test_alexnets_batch_1_classifier_runs_on_one_of_an_epycs_96_cores() -> None:
     found = alexnet_on("epyc-9654", 1, 96)
     assert found.product_threads == 1
     assert found.seconds > 2 * without_rule("epyc-9654", 1, 96).seconds  # 234 MB read by one core
-    # 64 rows fill MKL's grid of 96 threads (12 columns x 8 groups of 8 rows): every core
-    assert alexnet_on("epyc-9654", 64, 96).product_threads is None
-    assert alexnet_on("epyc-9654", 64, 96).seconds == without_rule("epyc-9654", 64, 96).seconds
+    # 64 rows fill MKL's grid of 96 threads (12 columns x 8 groups of 8 rows): every core does the math,
+    wide, every = alexnet_on("epyc-9654", 64, 96), without_rule("epyc-9654", 64, 96)
+    assert wide.product_threads is None and wide.compute_s == pytest.approx(every.compute_s)
+    # but each group reads the whole classifier: its weights stream at the 12 column threads' rate
+    assert wide.memory_s > 1.2 * every.memory_s
 
 
 def test_a_second_thread_buys_a_batch_1_classifier_nothing_and_a_batch_8_one_its_share() -> None:
     # two threads: 1-4 rows on one (benchmarks/linear_rows.py), 5 and more on both
     for batch in (1, 4):
         assert alexnet_on("epyc-9654", batch, 2).product_threads == 1
-    assert alexnet_on("epyc-9654", 8, 2).product_threads is None
+    eight = alexnet_on("epyc-9654", 8, 2)
+    assert eight.product_threads is None  # 8 rows: both threads do the math, one group each,
+    assert eight.memory_s > 1.2 * without_rule("epyc-9654", 8, 2).memory_s  # and each reads every weight
     gained = alexnet_on("epyc-9654", 1, 1).seconds / alexnet_on("epyc-9654", 1, 2).seconds
     assert 1.0 < gained < without_rule("epyc-9654", 1, 1).seconds / without_rule("epyc-9654", 1, 2).seconds
 
