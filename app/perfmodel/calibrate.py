@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from app.perfmodel.device import Device
-from app.perfmodel.model import PARAMETERS, Array, Case, Columns, Params, evaluate, fused, stacked
+from app.perfmodel.model import PARAMETERS, Array, Case, Columns, Fixed, Params, evaluate, fixed, stacked
 from app.perfmodel.profile import Profile
 
 CPU_CACHE_GAIN = 1.0
@@ -131,8 +131,8 @@ class _Design:
     """Per stack group (and a last entry for none): the index of its traffic group."""
     traffics: list[str]
     weight: Array
-    fusion: tuple[Array, Array, Array]
-    """``fused`` of the cases, the same for every parameter the fit tries."""
+    known: Fixed
+    """``fixed`` of the cases: the same for every parameter the fit tries."""
 
 
 def _design(observations: Sequence[Observation]) -> _Design:
@@ -152,7 +152,7 @@ def _design(observations: Sequence[Observation]) -> _Design:
         traffic_of=np.array([traffics.index(traffic_group(g)) for g in groups] + [-1]),
         traffics=traffics,
         weight=np.array([o.weight for o in observations]),
-        fusion=fused(cols, figures["dispatch"]),
+        known=fixed(cols, figures),
     )
 
 
@@ -179,7 +179,6 @@ def _rows(design: _Design, rows: np.ndarray) -> _Design:
         bandwidth_share=None if c.bandwidth_share is None else c.bandwidth_share[keep],
         product_threads=None if c.product_threads is None else [c.product_threads[r] for r in rows],
     )
-    launched, called, kept = design.fusion
     return replace(
         design,
         cols=cols,
@@ -188,8 +187,14 @@ def _rows(design: _Design, rows: np.ndarray) -> _Design:
         measured=design.measured[rows],
         group=design.group[rows],
         weight=design.weight[rows],
-        fusion=(launched[keep], called[keep], kept[keep]),
+        known=_kept(design.known, keep, rows),
     )
+
+
+def _kept(known: Fixed, keep: np.ndarray, rows: np.ndarray) -> Fixed:
+    """``known`` for the buckets ``keep`` picks, of the cases ``rows``."""
+    per_case = {"kernels", "operators", "extra"}
+    return Fixed(*(value[rows] if name in per_case else value[keep] for name, value in known._asdict().items()))
 
 
 def _predict(like: Params, theta: Array, design: _Design) -> Array:
@@ -200,7 +205,7 @@ def _predict(like: Params, theta: Array, design: _Design) -> Array:
     stacks = np.concatenate([np.exp(theta[n : n + g]), [1.0]])
     traffic = np.concatenate([np.exp(theta[n + g :]), [1.0]])
     figures = design.device | {"traffic": traffic[design.traffic_of[design.group]]}
-    seconds = evaluate(params, design.cols, design.fusion, False, **figures)["seconds"]  # the seconds alone
+    seconds = evaluate(params, design.cols, design.known, False, **figures)["seconds"]  # the seconds alone
     throughput: Array = design.batch / (seconds * stacks[design.group])
     return throughput
 

@@ -306,10 +306,61 @@ def fused(cols: Columns, dispatch: Array) -> tuple[Array, Array, Array]:
     return launched, called, scale
 
 
+class Fixed(NamedTuple):
+    """What ``evaluate`` works out of its cases that no parameter changes (``fixed``): a fit evaluates the
+    same cases thousands of times with other parameters, and takes these once. Per bucket but for the last
+    three, per case."""
+
+    launched: Array
+    """Kernels launched: ``fused``'s, and the relayout's transposes (``RELAYOUT_KERNELS``)."""
+    called: Array
+    kept: Array
+    relaid: npt.NDArray[np.bool_]
+    """Whether its convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``)."""
+    tiled: npt.NDArray[np.bool_]
+    """Whether its precision runs on the CPU's tile units (the eager tile factors)."""
+    eager: npt.NDArray[np.bool_]
+    """Whether the eager kernel factor and, on a GPU, the eager stream rate apply."""
+    blas: Array
+    """The share of the matrix peak its precision's BLAS reaches (1 for what is not BLAS's)."""
+    bandwidth: Array
+    cache: Array
+    units: Array
+    kernels: Array
+    operators: Array
+    extra: Array
+    """Launches beyond each call's first, from C++."""
+
+
+def fixed(cols: Columns, figures: Mapping[str, Array]) -> Fixed:
+    """``Fixed`` for ``cols`` on the devices ``figures`` describe (``evaluate``'s keyword arguments, by name)."""
+    i, n = cols.case, cols.cases
+    relaid = cols.convolution & (figures["relayout"][i] > 0)
+    launched, called, kept = fused(cols, figures["dispatch"])
+    launched = launched + np.where(relaid, RELAYOUT_KERNELS * cols.kernels, 0.0)  # from C++, not Python
+    kernels = np.bincount(i, launched, n)
+    operators = np.bincount(i, called, n)
+    return Fixed(
+        launched=launched,
+        called=called,
+        kept=kept,
+        relaid=relaid,
+        tiled=figures["tile"][i] > 0,
+        eager=figures["eager"][i] > 0,
+        blas=np.where(cols.blas, figures["blas_share"][i], 1.0),
+        bandwidth=figures["bandwidth"][i],
+        cache=figures["cache"][i],
+        units=figures["units"][i],
+        kernels=kernels,
+        operators=operators,
+        extra=np.maximum(kernels - operators, 0.0),
+    )
+
+
 def evaluate(
     params: Params,
     cols: Columns,
-    fusion: tuple[Array, Array, Array] | None = None,
+    known: Fixed | None = None,
     parts: bool = True,
     /,
     *,
@@ -334,52 +385,59 @@ def evaluate(
     (EAGER_RUNTIME); ``traffic`` is the case's traffic factor (1 for eager PyTorch as profiled);
     ``relayout`` is 1 where a case's convolutions are transposed to NHWC and back (``RELAYOUT_BYTES``);
     ``training`` is 1 where the autograd factor applies (an eager PyTorch training step); ``tile`` is 1
-    where the precision runs on a CPU's tile units (the eager tile factors apply); ``fusion`` is
-    ``fused(cols, dispatch)`` where the caller has it already (a fit evaluates the same cases thousands
-    of times with other parameters). Without ``parts``, only the seconds (what a fit reads)."""
+    where the precision runs on a CPU's tile units (the eager tile factors apply); ``known`` is
+    ``fixed(cols, ...)`` of the same figures where the caller has it already (a fit evaluates the same
+    cases thousands of times with other parameters). Without ``parts``, only the seconds (what a fit
+    reads)."""
     i = cols.case
-    relaid = cols.convolution & (relayout[i] > 0)
-    moved = cols.bytes * traffic[i] * np.where(relaid, 1.0 + RELAYOUT_BYTES, 1.0)
+    f = known or fixed(
+        cols,
+        {
+            "dispatch": dispatch,
+            "relayout": relayout,
+            "tile": tile,
+            "eager": eager,
+            "blas_share": blas_share,
+            "bandwidth": bandwidth,
+            "cache": cache,
+            "units": units,
+        },
+    )
+    moved = cols.bytes * traffic[i] * np.where(f.relaid, 1.0 + RELAYOUT_BYTES, 1.0)
     flops = np.where(cols.tensor, cols.flops, cols.flops * traffic[i])
     # no unit runs above its peak, whatever a fit says: efficiencies are capped at 1
     efficiency = np.array([params[c] for c in EFFICIENCY_CLASSES])[cols.efficiency]
-    tiled = tile[i] > 0
     factor = np.where(
         cols.convolution,
-        np.where(tiled, params.conv_on_tiles, params.eager_conv),
-        np.where(tiled, params.kernel_on_tiles, params.eager_kernel),
+        np.where(f.tiled, params.conv_on_tiles, params.eager_conv),
+        np.where(f.tiled, params.kernel_on_tiles, params.eager_kernel),
     )
-    efficiency = np.minimum(1.0, np.where(cols.tensor & (eager[i] > 0), efficiency * factor, efficiency))
+    efficiency = np.minimum(1.0, np.where(cols.tensor & f.eager, efficiency * factor, efficiency))
     sustained = sustained_clock(params, clock_hz, unit_watts)
     matrix = np.minimum(matrix * sustained, params["flops_per_w"] * watts)  # no faster than the power allows
     vector = vector * sustained
-    peak = np.where(cols.tensor, matrix[i] * np.where(cols.blas, blas_share[i], 1.0), vector[i])
+    peak = np.where(cols.tensor, matrix[i] * f.blas, vector[i])
     if cols.compute_share is not None:
         peak = peak * cols.compute_share
     n = cols.cases
-    launched, called, kept = fusion or fused(cols, dispatch)
-    launched = launched + np.where(relaid, RELAYOUT_KERNELS * cols.kernels, 0.0)  # from C++, not Python
-    moved = moved * kept
-    compute = (flops + launched * params["half_work"] * units[i]) / (efficiency * peak)
+    moved = moved * f.kept
+    compute = (flops + f.launched * params["half_work"] * f.units) / (efficiency * peak)
     per_kernel = moved / np.maximum(cols.kernels, 1.0)
-    fits = np.minimum(1.0, cache[i] / np.maximum(per_kernel, 1.0))
-    fed = min(1.0, params["memory"]) * bandwidth[i] * (1.0 + params["cache_gain"] * fits)
+    fits = np.minimum(1.0, f.cache / np.maximum(per_kernel, 1.0))
+    fed = min(1.0, params["memory"]) * f.bandwidth * (1.0 + params["cache_gain"] * fits)
     if cols.bandwidth_share is not None:
         fed = fed * cols.bandwidth_share
     at_stream = np.zeros(len(i), dtype=bool)
     if params.stream > 0:  # an eager kernel on a GPU streams no faster than its SMs let it
         streamed = params.stream * units * clock_hz * sustained
-        at_stream = (eager[i] > 0) & (clock_hz[i] > 0) & (streamed[i] < fed)
+        at_stream = f.eager & (clock_hz[i] > 0) & (streamed[i] < fed)
         fed = np.where(at_stream, streamed[i], fed)
     memory = moved / fed
     bucket = _smooth_max(compute, memory, SHARPNESS)
-    kernels = np.bincount(i, launched, n)
-    device = np.bincount(i, bucket, n) + kernels * params["kernel_s"]
+    device = np.bincount(i, bucket, n) + f.kernels * params["kernel_s"]
     eager_op = params["dispatch_eager_s"] * np.where(training > 0, params.autograd, 1.0)
     per_op = np.where(dispatch > 0, eager_op, params["dispatch_graph_s"])
-    operators = np.bincount(i, called, n)
-    extra = np.maximum(kernels - operators, 0.0)  # launches beyond each call's first, from C++
-    host = operators * per_op + extra * params["launch_s"] + params["step_s"]
+    host = f.operators * per_op + f.extra * params["launch_s"] + params["step_s"]
     seconds = combined(host, device, params.kind)
     if not parts:
         return {"seconds": seconds}
