@@ -187,14 +187,8 @@ def _rows(design: _Design, rows: np.ndarray) -> _Design:
         measured=design.measured[rows],
         group=design.group[rows],
         weight=design.weight[rows],
-        known=_kept(design.known, keep, rows),
+        known=design.known.picked(keep, rows),
     )
-
-
-def _kept(known: Fixed, keep: np.ndarray, rows: np.ndarray) -> Fixed:
-    """``known`` for the buckets ``keep`` picks, of the cases ``rows``."""
-    per_case = {"kernels", "operators", "extra"}
-    return Fixed(*(value[rows] if name in per_case else value[keep] for name, value in known._asdict().items()))
 
 
 def _predict(like: Params, theta: Array, design: _Design) -> Array:

@@ -331,6 +331,11 @@ class Fixed(NamedTuple):
     extra: Array
     """Launches beyond each call's first, from C++."""
 
+    def picked(self, buckets: npt.NDArray[np.bool_], cases: npt.NDArray[np.int64]) -> Fixed:
+        """These figures for the buckets ``buckets`` picks, of the cases ``cases`` (ascending)."""
+        per_case = ("kernels", "operators", "extra")
+        return Fixed(*(v[cases] if name in per_case else v[buckets] for name, v in self._asdict().items()))
+
 
 def fixed(cols: Columns, figures: Mapping[str, Array]) -> Fixed:
     """``Fixed`` for ``cols`` on the devices ``figures`` describe (``evaluate``'s keyword arguments, by name)."""
