@@ -6,14 +6,15 @@ bounds one core, though, is how many cache-line misses it keeps in flight, not t
 Intel Xeon VM here one thread copies at 11-13 GB/s, where the share rule gave two threads of a 56-core
 Sapphire Rapids part (307 GB/s) 44 GB/s, and the language model's 64-token prefill on the catalog's
 parts came out 2.0-2.6x what those VMs measured. AMD's cores stream faster, and faster each generation
-(Zen 3 15 GB/s, Zen 4 25, Zen 5 40). So ``threads`` cores stream at most ``threads`` times the core
+(Zen 3 15 GB/s, Zen 4 25, Zen 5 36). So ``threads`` cores stream at most ``threads`` times the core
 stream of their architecture, whatever the share rule gives.
 
-Measured, not derived or fitted: the ``copy_256mb`` figure at one thread (bytes read and written) of every
-kept run of benchmarks/llm_cpu.toml and benchmarks/llm_cpu_threads.toml (benchmarks/data), each run's CPU
-named by its CPUID as benchmarks/lab_cpu.py names a lab VM's generation; per architecture the median over
-the runs that may be it. ``benchmarks/core_stream.py --write`` makes app/perfmodel/data/core_stream.json.
-An architecture no run measured keeps the share rule alone (no bound): say so rather than guess.
+Measured, not derived or fitted: the ``copy_256mb`` figure at one thread (bytes read and written) of
+every kept run of benchmarks/llm_cpu.toml, benchmarks/llm_cpu_threads.toml and
+benchmarks/llm_prefill_threads.toml (benchmarks/data), each run's CPU named by its CPUID as
+benchmarks/lab_cpu.py names a lab VM's generation; per architecture the median over the runs that may be
+it. ``benchmarks/core_stream.py --write`` makes app/perfmodel/data/core_stream.json. An architecture no run
+measured keeps the share rule alone (no bound): say so rather than guess.
 """
 
 from __future__ import annotations

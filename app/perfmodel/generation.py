@@ -305,6 +305,16 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
     )
 
 
+def mkl_rows(dev: Device, task: Task, batch: int, context: int, runtime: str) -> int | None:
+    """The rows of the step's weight products where MKL's grid of threads lays them out: an AMD CPU's fp32
+    products (``Device.mkl_split``, ``dev`` at the step's math precision, ``math_precision``) in PyTorch
+    (eager or compiled, ``model.PYTORCH_RUNTIMES``). A decode multiplies one row per sequence, a prefill one
+    per prompt token. None elsewhere: every thread takes its share."""
+    if not (dev.mkl_split and is_pytorch(runtime)):
+        return None
+    return batch * (context if task is Task.prefill else 1)
+
+
 def product_threads(dev: Device, task: Task, batch: int, context: int, runtime: str, threads: int) -> int:
     """The threads of ``threads`` the step's weight products run on: as many as MKL splits an fp32 product
     of the step's rows over on an AMD CPU (``Device.mkl_split``, ``dev`` at the step's math precision,
@@ -320,10 +330,8 @@ def product_threads(dev: Device, task: Task, batch: int, context: int, runtime: 
     torch.compile's CPU code calls the same product (inductor's default lowering of a linear layer is
     aten's). A 16-bit product goes to oneDNN, ONNX Runtime has its own kernels (MLAS), and MKL on Intel
     CPUs takes other code: every thread works."""
-    if not (dev.mkl_split and is_pytorch(runtime)):
-        return threads
-    rows = batch * (context if task is Task.prefill else 1)
-    return mkl_split.product_threads(rows, threads)
+    rows = mkl_rows(dev, task, batch, context, runtime)
+    return threads if rows is None else mkl_split.product_threads(rows, threads)
 
 
 def weight_threads(dev: Device, task: Task, batch: int, context: int, runtime: str, threads: int) -> int:
@@ -331,13 +339,11 @@ def weight_threads(dev: Device, task: Task, batch: int, context: int, runtime: s
     part took longer than its reads (``LlmCalibration.seconds``): on an AMD CPU in PyTorch, MKL's fp32
     products split their rows over groups of threads and their columns within a group, and each group
     takes the whole weight matrix (``mkl_split.column_threads``: at two threads, one each); every thread
-    elsewhere. A prefill multiplies one row per prompt token. On session 56's Zen 5 VM two threads halved
-    a prefill's time per token and left its time per step (the weights' part) where one thread had it
-    (benchmarks/llm_prefill_threads.toml; docs/ACCURACY.md)."""
-    if not (dev.mkl_split and is_pytorch(runtime)):
-        return threads
-    rows = batch * (context if task is Task.prefill else 1)
-    return mkl_split.column_threads(rows, threads)
+    elsewhere (``mkl_rows``). On session 56's Zen 5 VM two threads halved a prefill's time per token and
+    left its time per step (the weights' part) where one thread had it (benchmarks/llm_prefill_threads.toml;
+    docs/ACCURACY.md)."""
+    rows = mkl_rows(dev, task, batch, context, runtime)
+    return threads if rows is None else mkl_split.column_threads(rows, threads)
 
 
 def parts_of(found: Breakdown, held: Memory) -> list[float]:
