@@ -7,11 +7,19 @@ import pytest
 from app.catalog import get
 from app.contracts import LLM_PRESETS, Precision, Task
 from app.perfmodel import generation, mkl_split
-from app.perfmodel.device import device
+from app.perfmodel.device import Device, device
 from app.perfmodel.generation import COMPONENTS, LlmCalibration, fit_weights
 from app.perfmodel.predict import machine_band
 
 SHAPE = LLM_PRESETS["llama_135m"].shape
+
+
+def math_device(part: str, precision: Precision) -> Device:
+    """The catalog part ``part`` as the model sees a step of ``precision`` on it (``math_precision``)."""
+    hardware = get(part)
+    dev = device(hardware, generation.math_precision(hardware, precision))
+    assert dev is not None
+    return dev
 
 
 def test_weights_the_measurements_were_made_with_are_recovered() -> None:
@@ -211,10 +219,7 @@ def test_an_amd_cpus_fp32_products_run_on_the_threads_mkl_splits_them_over() -> 
     def used(
         part: str, task: Task, precision: Precision, batch: int, threads: int, runtime: str = "torch-eager"
     ) -> int:
-        hardware = get(part)
-        dev = device(hardware, generation.math_precision(hardware, precision))
-        assert dev is not None
-        return generation.product_threads(dev, task, batch, 512, runtime, threads)
+        return generation.product_threads(math_device(part, precision), task, batch, 512, runtime, threads)
 
     one = parts(epyc.id, Precision.fp32, 1, 1)
     for threads in (2, 16, None):
@@ -269,17 +274,13 @@ def test_an_amd_cpus_fp32_weight_work_is_shared_by_the_threads_that_split_the_co
         return found.seconds
 
     def sharers(part: str, precision: Precision, threads: int, runtime: str = "torch-eager") -> int:
-        hardware = get(part)
-        dev = device(hardware, generation.math_precision(hardware, precision))
-        assert dev is not None
-        return generation.weight_threads(dev, Task.prefill, 1, 64, runtime, threads)
+        return generation.weight_threads(math_device(part, precision), Task.prefill, 1, 64, runtime, threads)
 
     assert sharers(epyc.id, Precision.fp32, 2) == 1
     assert sharers(epyc.id, Precision.fp32, 96) == mkl_split.shipped().grid(96)[0] == 12
     assert sharers(epyc.id, Precision.bf16, 2) == sharers(xeon.id, Precision.fp32, 2) == 2
     assert sharers(epyc.id, Precision.fp32, 2, "onnxruntime-cpu") == 2
-    dev = device(epyc, Precision.fp32)
-    assert dev is not None
+    dev = math_device(epyc.id, Precision.fp32)
     assert generation.weight_threads(dev, Task.decode, 1, 512, "torch-eager", 2) == 1  # one row: SGEMV's one thread
     # two threads on one column: the weights' work is one thread's, as on one thread
     assert weight_part(epyc.id, Precision.fp32, 2) == pytest.approx(weight_part(epyc.id, Precision.fp32, 1), rel=0.02)
