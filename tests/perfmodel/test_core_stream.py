@@ -14,7 +14,7 @@ from app.contracts import Precision
 from app.perfmodel import core_stream
 from app.perfmodel.device import Device, device
 from app.perfmodel.model import scaled
-from benchmarks.core_stream import measured
+from benchmarks.core_stream import CALIBRATION_VM, measured, per_vm_median, vm_of
 
 
 def _cpu(core_bandwidth: float = math.inf) -> Device:
@@ -61,3 +61,16 @@ def test_catalog_parts_carry_their_architectures_core_stream_and_unmeasured_ones
     assert found is not None and found.core_bandwidth == pytest.approx(core_stream.shipped().gb_s["Zen 4"] * 1e9)
     assert (d := device(cascade, Precision.fp32)) is not None and d.core_bandwidth == math.inf
     assert (g := device(gpu, Precision.fp32)) is not None and g.core_bandwidth == math.inf
+
+
+def test_a_vm_weighs_once_however_many_runs_it_kept() -> None:
+    # two kept runs of one Zen 3 VM, three of another: the per-run median would be the second VM's alone
+    runs = [
+        ("zen3-2026-11-30-llm_cpu.json", 20.0),
+        ("zen3-2026-11-30-llm_cpu_threads.json", 20.0),
+        ("zen3-2026-12-02-llm_cpu.json", 10.0),
+        ("zen3-2026-12-02-llm_cpu_threads.json", 10.0),
+        ("zen3-2026-12-02-llm_prefill_threads.json", 10.0),
+    ]
+    assert per_vm_median(runs) == 15.0
+    assert vm_of("llm_cpu_run_1.json") == vm_of("llm_threads_run.json") == CALIBRATION_VM
