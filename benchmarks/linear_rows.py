@@ -5,6 +5,7 @@ over a KV cache, timed at one thread and at two, side by side in one run.
     .venv/bin/python -m benchmarks.linear_rows --split [--write]
     .venv/bin/python -m benchmarks.linear_rows --gradients
     .venv/bin/python -m benchmarks.linear_rows --groups
+    .venv/bin/python -m benchmarks.linear_rows --passes
 
 A decode step multiplies its weights by as many rows as sequences in the batch, and reads its KV cache
 in attention. app/perfmodel/generation.py models how those scale with threads: an AMD CPU's fp32
@@ -35,6 +36,13 @@ threads allowed: the forward, the input gradient and the weight gradient (app/pe
 (generation.py's ``weight_threads``): an fp32 product's process time over all its threads at 2-64
 allowed, against its time at one thread, a part per call plus a part per row; the groups' extra time
 is the per-call part again per group. About half a minute.
+
+``--passes`` asks how many times one thread's fp32 product of 1-16 rows reads its weights: per weight
+shape, the time at each row count over the time at one row, which streams the weights once (MKL's
+matrix-vector path). A ratio that grows as the rows says each row took a pass over the weights; one that
+stops growing says the product took the matrix path, whose per-call part (``--groups``'s) is the weights
+packed once per call. On session 57's Zen 3 VM (AVX2, no AVX-512) a 67 MB weight took 2.1, 2.9 and 3.4
+times one row's time at 2-4 rows and 3.6-5.1 from 5 to 16 (docs/ACCURACY.md). About a minute.
 """
 
 from __future__ import annotations
@@ -70,6 +78,7 @@ SPLIT_WEIGHT = (32000, 2048)
 """A 1B model's output projection (the grid was the same for 2048x5632 and 8192x2048 weights): large, so
 that a thread's share of the work stands well above what waking an idle one costs, at 256 threads too."""
 CHECKED_ROWS = (1, 3, 5, 9, 17, 33)
+PASSES_ROWS = (1, 2, 3, 4, 5, 6, 8, 12, 16)
 
 
 def cpu_ns() -> dict[str, int]:
@@ -195,6 +204,22 @@ def groups(repeats: int) -> None:
     )
 
 
+def passes(repeats: int) -> None:
+    """Per weight shape (SHAPES), one thread's fp32 product at each of PASSES_ROWS over its time at one row,
+    and the bandwidth the one-row product read its weights at (see the module docstring)."""
+    torch.manual_seed(0)
+    print("| weights (out x in) | MB | one row GB/s | " + " | ".join(f"{rows} rows" for rows in PASSES_ROWS) + " |")
+    print("|---|---|---|" + "---|" * len(PASSES_ROWS))
+    for out_features, in_features in SHAPES:
+        weight = torch.randn(out_features, in_features)
+        size = weight.numel() * weight.element_size()
+        times = [
+            best_s(partial(F.linear, torch.randn(rows, in_features), weight), 1, repeats)[0] for rows in PASSES_ROWS
+        ]
+        ratios = " | ".join(f"{t / times[0]:.2f}" for t in times)
+        print(f"| {out_features}x{in_features} | {size / 1e6:.0f} | {size / times[0] / 1e9:.1f} | {ratios} |", flush=True)
+
+
 def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
     """MKL's (columns, row groups) at ``threads``: two rows take one block of rows, so as many threads as
     the columns' split; 4k rows take k blocks, one group each, until k passes the groups (then blocks of
@@ -278,7 +303,11 @@ def main() -> None:
     parser.add_argument(
         "--groups", action="store_true", help="whether each group of rows of MKL's grid takes the whole weights"
     )
+    parser.add_argument("--passes", action="store_true", help="how many times one thread's few-row product reads")
     args = parser.parse_args()
+    if args.passes:
+        passes(args.repeats)
+        return
     if args.split or args.gradients or args.groups:
         if os.environ.get("OMP_WAIT_POLICY") != "PASSIVE":  # idle threads must sleep to be told apart
             env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
