@@ -217,7 +217,9 @@ def passes(repeats: int) -> None:
             best_s(partial(F.linear, torch.randn(rows, in_features), weight), 1, repeats)[0] for rows in PASSES_ROWS
         ]
         ratios = " | ".join(f"{t / times[0]:.2f}" for t in times)
-        print(f"| {out_features}x{in_features} | {size / 1e6:.0f} | {size / times[0] / 1e9:.1f} | {ratios} |", flush=True)
+        print(
+            f"| {out_features}x{in_features} | {size / 1e6:.0f} | {size / times[0] / 1e9:.1f} | {ratios} |", flush=True
+        )
 
 
 def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:

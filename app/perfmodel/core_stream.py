@@ -12,9 +12,10 @@ stream of their architecture, whatever the share rule gives.
 Measured, not derived or fitted: the ``copy_256mb`` figure at one thread (bytes read and written) of
 every kept run of benchmarks/llm_cpu.toml, benchmarks/llm_cpu_threads.toml and
 benchmarks/llm_prefill_threads.toml (benchmarks/data), each run's CPU named by its CPUID as
-benchmarks/lab_cpu.py names a lab VM's generation; per architecture the median over the runs that may be
-it. ``benchmarks/core_stream.py --write`` makes app/perfmodel/data/core_stream.json. An architecture no run
-measured keeps the share rule alone (no bound): say so rather than guess.
+benchmarks/lab_cpu.py names a lab VM's generation; per architecture the median over the VMs that may be it
+of each VM's median over its runs (a VM weighs once). ``benchmarks/core_stream.py --write`` makes
+app/perfmodel/data/core_stream.json. An architecture no run measured keeps the share rule alone (no bound):
+say so rather than guess.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ class CoreStream(BaseModel):
 
     about: str = Field(description="What measured it and how it is used.")
     gb_s: dict[str, float] = Field(description="Catalog architecture -> one core's copy bandwidth, GB/s.")
-    runs: dict[str, list[str]] = Field(description="Catalog architecture -> the kept runs its figure is the median of.")
+    runs: dict[str, list[str]] = Field(
+        description="Catalog architecture -> the kept runs its figure is made of (per VM, then over VMs)."
+    )
 
     def bandwidth(self, architecture: str | None) -> float:
         """Bytes per second one core of ``architecture`` streams on its own; inf where no run measured it."""
