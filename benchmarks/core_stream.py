@@ -20,6 +20,7 @@ import argparse
 import json
 import statistics
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 
 from app.catalog import load
@@ -68,10 +69,15 @@ def one_core_copies() -> list[tuple[str, CpuInfo, float]]:
     return found
 
 
+@lru_cache(maxsize=1)
+def _listed_vms() -> dict[str, str]:
+    return {other.run.name: other.vm for other in other_machines()}
+
+
 def vm_of(run: str) -> str:
     """The VM that made the kept run named ``run``: llm_heldout/machines.json's ``vm`` for the other machines'
     runs, ``CALIBRATION_VM`` for the rest."""
-    return {other.run.name: other.vm for other in other_machines()}.get(run, CALIBRATION_VM)
+    return _listed_vms().get(run, CALIBRATION_VM)
 
 
 def measured(copies: list[tuple[str, CpuInfo, float]] | None = None) -> CoreStream:
