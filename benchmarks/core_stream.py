@@ -7,7 +7,7 @@ benchmarks/llm_prefill_threads.toml (benchmarks/data) starts with ``copy_256mb``
 core's copy bandwidth on that VM. Each run's CPU is named by its CPUID as benchmarks/lab_cpu.py names a
 lab VM's generation (a VM is a slice of some part of it), and per catalog architecture the figure is the
 median over the VMs that may be it of each VM's median over its runs: a VM weighs once, however many suites
-it ran (a slow slice's three runs outvoted a faster one's two: Zen 3, session 57). Prints the runs and the
+it ran (a slow slice's three runs would have outvoted a faster one's two: Zen 3, session 57). Prints the runs and the
 figures; ``--write`` makes app/perfmodel/data/core_stream.json (app/perfmodel/core_stream.py), which
 bounds the bandwidth a CPU's few threads get (app/perfmodel/model.py ``scaled``). After writing it,
 recalibrate (scripts/calibrate_perfmodel.py, then ``benchmarks.llm_accuracy --write``): the CPU level and
