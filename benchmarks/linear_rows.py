@@ -5,7 +5,7 @@ over a KV cache, timed at one thread and at two, side by side in one run.
     .venv/bin/python -m benchmarks.linear_rows --split [--write]
     .venv/bin/python -m benchmarks.linear_rows --gradients
     .venv/bin/python -m benchmarks.linear_rows --groups
-    .venv/bin/python -m benchmarks.linear_rows --passes
+    .venv/bin/python -m benchmarks.linear_rows --passes [--write | --threads 2]
 
 A decode step multiplies its weights by as many rows as sequences in the batch, and reads its KV cache
 in attention. app/perfmodel/generation.py models how those scale with threads: an AMD CPU's fp32
@@ -43,6 +43,12 @@ matrix-vector path). A ratio that grows as the rows says each row took a pass ov
 stops growing says the product took the matrix path, whose per-call part (``--groups``'s) is the weights
 packed once per call. On session 57's Zen 3 VM (AVX2, no AVX-512) a 67 MB weight took 2.1, 2.9 and 3.4
 times one row's time at 2-4 rows and 3.6-5.1 from 5 to 16 (docs/ACCURACY.md). About a minute.
+``--threads 2`` times the products on two threads instead (MKL splits their columns; the passes stay).
+``--write`` then times a 67 MB weight at each of 1-16 rows and at 16-256 and ships the passes of this
+CPU's BLAS path (app/perfmodel/weight_passes.py: the few-row kernel's, to the row before the matrix
+kernel takes over, and the matrix kernel's fixed part per call), where the matrix kernel's first count
+shows as a drop in time; on session 59's Intel VM, 1-3 rows one pass, 4-6 two, ..., 13-15 five, and from
+16 rows 2.3 (docs/ACCURACY.md). About a minute more.
 """
 
 from __future__ import annotations
@@ -61,7 +67,9 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from app.perfmodel import mkl_split
+from app.catalog import CatalogHardware
+from app.contracts import Precision
+from app.perfmodel import mkl_split, weight_passes
 
 SHAPES = ((8192, 2048), (5632, 2048), (2048, 2048), (512, 512))
 """Weight shapes (out x in): a 1B model's MLP and a square projection, larger than a VM's share of the
@@ -204,9 +212,13 @@ def groups(repeats: int) -> None:
     )
 
 
-def passes(repeats: int) -> None:
-    """Per weight shape (SHAPES), one thread's fp32 product at each of PASSES_ROWS over its time at one row,
-    and the bandwidth the one-row product read its weights at (see the module docstring)."""
+def passes(repeats: int, write: bool, threads: int = 1) -> None:
+    """Per weight shape (SHAPES), the fp32 product on ``threads`` at each of PASSES_ROWS over its time at one
+    row, and the bandwidth the one-row product read its weights at (see the module docstring); with
+    ``write``, the machine's BLAS path's passes at one thread (``path_passes``) shipped in
+    app/perfmodel/data/weight_passes.json."""
+    if write and threads != 1:
+        raise SystemExit("--passes --write measures one thread: leave --threads out")
     torch.manual_seed(0)
     print("| weights (out x in) | MB | one row GB/s | " + " | ".join(f"{rows} rows" for rows in PASSES_ROWS) + " |")
     print("|---|---|---|" + "---|" * len(PASSES_ROWS))
@@ -214,12 +226,71 @@ def passes(repeats: int) -> None:
         weight = torch.randn(out_features, in_features)
         size = weight.numel() * weight.element_size()
         times = [
-            best_s(partial(F.linear, torch.randn(rows, in_features), weight), 1, repeats)[0] for rows in PASSES_ROWS
+            best_s(partial(F.linear, torch.randn(rows, in_features), weight), threads, repeats)[0]
+            for rows in PASSES_ROWS
         ]
         ratios = " | ".join(f"{t / times[0]:.2f}" for t in times)
         print(
             f"| {out_features}x{in_features} | {size / 1e6:.0f} | {size / times[0] / 1e9:.1f} | {ratios} |", flush=True
         )
+    if write:
+        write_passes(repeats)
+
+
+FEW_ROWS = range(1, 17)
+MATRIX_ROWS = (16, 32, 64, 128, 256)
+PASSES_WEIGHT = (8192, 2048)
+"""A 1B model's MLP weight (67 MB fp32), larger than a VM's share of the last-level cache."""
+MATRIX_DROP = 0.85
+"""A row more taking less than this share of the time of the rows before it: MKL's matrix kernel took over."""
+
+
+def path_passes(few: list[float], matrix: list[float]) -> tuple[list[float], float] | None:
+    """From one thread's times at 1-16 rows (``few``) and at MATRIX_ROWS (``matrix``): the passes of the
+    few-row kernel at each count before the first that drops below MATRIX_DROP of the one before (the
+    matrix kernel's first), each time over one row's to the nearest whole pass; and the matrix kernel's
+    fixed part per call (least squares over MATRIX_ROWS: time = fixed + per row x rows) over one row's
+    time. None where no count to 16 drops: the two kernels cannot be told apart."""
+    first = next((i for i in range(1, len(few)) if few[i] < MATRIX_DROP * few[i - 1]), None)
+    if first is None:
+        return None
+    _per_row, fixed = statistics.linear_regression(MATRIX_ROWS, matrix)
+    return [float(max(1, round(t / few[0]))) for t in few[:first]], round(fixed / few[0], 2)
+
+
+def write_passes(repeats: int) -> None:
+    path = weight_passes.path_of(this_cpu(), Precision.fp32)
+    if path is None:
+        raise SystemExit("this CPU has no BLAS path the model knows (app/perfmodel/weight_passes.py path_of)")
+    weight = torch.randn(*PASSES_WEIGHT)
+    timed = {
+        rows: best_s(partial(F.linear, torch.randn(rows, weight.shape[1]), weight), 1, repeats)[0]
+        for rows in sorted({*FEW_ROWS, *MATRIX_ROWS})
+    }
+    found = path_passes([timed[rows] for rows in FEW_ROWS], [timed[rows] for rows in MATRIX_ROWS])
+    print(f"\n{path}: " + ", ".join(f"{rows} rows {timed[rows] / timed[1]:.2f}" for rows in timed))
+    if found is None:
+        raise SystemExit(f"no row count to 16 ran faster than the one before: {path}'s passes not written")
+    few_rows, matrix = found
+    source = (
+        f"benchmarks/linear_rows.py --passes --write: {platform.machine()}, {cpu_name()}, "
+        f"torch {torch.__version__}, {time.strftime('%Y-%m-%d')}"
+    )
+    shipped = weight_passes.shipped()
+    paths = {**shipped.paths, path: weight_passes.PathPasses(few_rows=few_rows, matrix=matrix, source=source)}
+    written = weight_passes.WeightPasses(paths=dict(sorted(paths.items())))
+    weight_passes.PATH.write_text(json.dumps(written.model_dump(), indent=1) + "\n", encoding="utf-8")
+    print(f"{path}: few-row passes {few_rows}, the matrix kernel's {matrix}; wrote {weight_passes.PATH}")
+
+
+def this_cpu() -> CatalogHardware:
+    """This machine's CPU as the model's BLAS path needs it: its vendor and whether it has AVX-512."""
+    with open("/proc/cpuinfo", encoding="ascii") as f:
+        info = f.read()
+    vendor = "AMD" if "AuthenticAMD" in info else "Intel" if "GenuineIntel" in info else "unknown"
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), [])
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
+    return CatalogHardware(id="this-machine", kind="cpu", vendor=vendor, name=cpu_name(), isa=isa)
 
 
 def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
@@ -296,9 +367,13 @@ def row(label: str, run: Callable[[], object], read_bytes: int, repeats: int, th
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2, help="the thread count compared with one")
+    parser.add_argument(
+        "--threads", type=int, help="the thread count compared with one (default 2); with --passes, the threads (1)"
+    )
     parser.add_argument("--split", action="store_true", help="how many threads MKL splits a few-row product over")
-    parser.add_argument("--write", action="store_true", help="with --split: ship the grid measured")
+    parser.add_argument(
+        "--write", action="store_true", help="with --split: ship the grid measured; with --passes, the passes"
+    )
     parser.add_argument(
         "--gradients", action="store_true", help="the threads of a training step's three products of a layer"
     )
@@ -308,7 +383,7 @@ def main() -> None:
     parser.add_argument("--passes", action="store_true", help="how many times one thread's few-row product reads")
     args = parser.parse_args()
     if args.passes:
-        passes(args.repeats)
+        passes(args.repeats, args.write, args.threads or 1)
         return
     if args.split or args.gradients or args.groups:
         if os.environ.get("OMP_WAIT_POLICY") != "PASSIVE":  # idle threads must sleep to be told apart
@@ -322,7 +397,7 @@ def main() -> None:
             gradients()
         return
     torch.manual_seed(0)
-    n = args.threads
+    n = args.threads or 2
     print(f"| config | 1 thread ms | {n} threads ms | speedup | process / wall at {n} | GB/s read at 1 |")
     print("|---|---|---|---|---|---|")
     for dtype in (torch.float32, torch.bfloat16):

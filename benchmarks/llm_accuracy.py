@@ -121,8 +121,8 @@ class Case:
 def machine_part(
     report: RunReport, results: list[Result], clock_ghz: float, per_cycle: dict[str, float]
 ) -> CatalogHardware:
-    """This machine as a catalog CPU entry: rule peaks at ``clock_ghz``, the measured bandwidth, its cores
-    and L3 (its vendor and clock also say what share of the peak PyTorch's BLAS reaches on it,
+    """This machine as a catalog CPU entry: rule peaks at ``clock_ghz``, the measured bandwidth, its cores,
+    L3 and instruction set (its vendor and clock also say what share of the peak PyTorch's BLAS reaches on it,
     app/perfmodel/device.py ``blas_share``). The bandwidth is one thread's copy, as the rule's machine streams
     at every thread count: a run that also copied at more threads (benchmarks/llm_prefill_threads.toml)
     is described as one that did not."""
@@ -144,6 +144,7 @@ def machine_part(
         l3_mb=(cpu.l3_kib or 0) / 1024 or None,
         cores=cores,
         base_ghz=clock_ghz,
+        isa="AVX-512" if "avx512f" in cpu.isa_features else "AVX2" if "avx2" in cpu.isa_features else None,
     )
 
 

@@ -74,12 +74,15 @@ def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> Catal
         elif fp32 * rate[0] < given * 0.999:
             changed[field] = fp32 * rate[0]
             why[field] = f"no {amx}; {rate[1]}: {rate[0]:g}x fp32"
-    if not changed:
+    update: dict[str, float | str | None] = dict(changed)
+    if "avx512f" not in have and (entry.isa or "").startswith("AVX-512"):
+        update["isa"] = "AVX2 (the probe lists no avx512f)"  # what its BLAS runs (app/perfmodel/weight_passes.py)
+    if not update:
         return entry
     sources = dict(entry.sources)
     for field, reason in why.items():
         sources[field] = f"{BOUNDED}{field.removeprefix('peak_')}: {reason}{PARTS}{sources.get(field, 'the catalog')}"
-    return entry.model_copy(update={**changed, "id": entry.id + PROBED_SUFFIX, "sources": sources})
+    return entry.model_copy(update={**update, "id": entry.id + PROBED_SUFFIX, "sources": sources})
 
 
 def bounded(entry: CatalogHardware, fields: Collection[str | None] | None = None) -> list[str]:

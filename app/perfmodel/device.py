@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from app.catalog import CatalogHardware
 from app.catalog.probed import AVX2_FLOP_PER_CYCLE, flop_per_cycle  # AVX2's: the rate of MKL on an AMD CPU
 from app.contracts import Precision
-from app.perfmodel import core_stream
+from app.perfmodel import core_stream, weight_passes
 
 _PEAK_FIELD = {
     Precision.fp32: "peak_fp32_tflops",
@@ -147,6 +147,9 @@ class Device:
     core_bandwidth: float = math.inf
     """Bytes per second one of a CPU's cores streams on its own, its architecture's measured **core
     stream** (app/perfmodel/core_stream.py); inf where no run measured it, and for GPUs."""
+    blas_path: str | None = None
+    """The code PyTorch's products at this precision take in the CPU's BLAS (app/perfmodel/weight_passes.py
+    ``path_of``), which says how many times a product of few rows reads its weights; None elsewhere."""
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -194,4 +197,5 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         blas_share=blas_share(hardware, precision),
         mkl_split=precision is Precision.fp32 and mkl_on_amd(hardware),
         core_bandwidth=core_stream.shipped().bandwidth(hardware.architecture) if hardware.kind == "cpu" else math.inf,
+        blas_path=weight_passes.path_of(hardware, precision),
     )

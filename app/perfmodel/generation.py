@@ -43,7 +43,10 @@ many-core part's for a few sequences, so those parts of its step are modelled on
 (``modelled_parts``). The lab measured at one thread; where a calibrated weight says a memory part ran
 slower than the bandwidth, that excess is the cores' work, which more threads share
 (``LlmCalibration.seconds``, ``one_core_work``): on the weights of an AMD CPU's fp32 products, only the
-threads MKL splits their columns over (``weight_threads``). benchmarks/llm_accuracy.py reports the error
+threads MKL splits their columns over (``weight_threads``). And a product of few rows reads its weights
+as many times as the CPU's BLAS path makes passes over them at its rows (``weight_reads``,
+app/perfmodel/weight_passes.py): an Intel CPU's fp32 products, once per three rows to 15, then the matrix
+kernel's packing; the calibration is fitted so. benchmarks/llm_accuracy.py reports the error
 of the whole with one preset held out at a time, and the GPU factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
@@ -66,7 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.catalog import CatalogHardware
 from app.contracts import LLM_PRESETS, LlmShape, Precision, Task
-from app.perfmodel import llm, mkl_split
+from app.perfmodel import llm, mkl_split, weight_passes
 from app.perfmodel.bands import regime
 from app.perfmodel.device import Device, device, on_tiles, peak
 from app.perfmodel.model import Breakdown, Case, is_pytorch, scaled, steps
@@ -346,6 +349,22 @@ def weight_threads(dev: Device, task: Task, batch: int, context: int, runtime: s
     return threads if rows is None else mkl_split.column_threads(rows, threads)
 
 
+def weight_reads(dev: Device, task: Task, batch: int, context: int, runtime: str) -> float:
+    """How many times the step's weight products read the weights (``dev`` at the step's math precision,
+    ``math_precision``): the passes of the CPU's BLAS path at the rows they multiply, a decode one per
+    sequence, a prefill one per prompt token (app/perfmodel/weight_passes.py), in PyTorch (eager or
+    compiled, ``model.PYTORCH_RUNTIMES``); once elsewhere. On this project's Intel VM a decode at batch 4
+    read its fp32 weights twice (batch 4 took 2.1x batch 1, 1-3 sequences the same time)."""
+    if not is_pytorch(runtime):
+        return 1.0
+    return weight_passes.passes(dev.blas_path, batch * (context if task is Task.prefill else 1))
+
+
+def read_over(parts: list[float], reads: float) -> list[float]:
+    """``parts`` (COMPONENTS) with the weights read ``reads`` times."""
+    return [parts[0], parts[1] * reads, parts[2], parts[3]]
+
+
 def parts_of(found: Breakdown, held: Memory) -> list[float]:
     """A modelled step in COMPONENTS: its compute, its memory time shared between the weights and the KV
     cache by their bytes, and the rest (per-kernel and host costs the device does not hide)."""
@@ -411,12 +430,15 @@ def modelled_parts(
     cache's reads (attention) and the rest use the threads ``found`` was modelled with. On a CPU the parts
     add up to the step. On more than one core, each memory part's work shared by the cores
     (``Modelled.per_core``); the weights' by those that split the weight matrix (``weight_threads``)."""
-    parts = parts_of(found, held)
+    context = profile.shape["sequence"]
+    reads = weight_reads(dev, profile.task, batch, context, runtime)
+    once = parts_of(found, held)
+    parts = read_over(once, reads)
+    seconds = found.seconds + parts[1] - once[1]  # on a GPU the parts overlap: only the extra reads add
     if not many_cores(dev, threads):
-        return Modelled(parts, found.seconds, product_threads=None)
+        return Modelled(parts, seconds, product_threads=None)
     work = one_core_work(dev, threads)
     asked = int(threads or dev.units)
-    context = profile.shape["sequence"]
     used = products_on
     if used is None:
         used = product_threads(dev, profile.task, batch, context, runtime, asked)
@@ -424,10 +446,10 @@ def modelled_parts(
     unshared = used / weight_threads(dev, profile.task, batch, context, runtime, asked)
     per_core = [parts[0], parts[1] * work * unshared, parts[2] * work, parts[3]]
     if used >= asked:
-        return Modelled(parts, found.seconds, product_threads=None, per_core=per_core)
+        return Modelled(parts, seconds, product_threads=None, per_core=per_core)
     if fewer is None:
         (fewer,) = steps([Case(profile, dev, batch, runtime, threads=used)], calibration().of(dev.kind))
-    products = parts_of(fewer, held)
+    products = read_over(parts_of(fewer, held), reads)
     parts = [products[0], products[1], parts[2], parts[3]]
     per_core = [products[0], products[1] * one_core_work(dev, used) * unshared, per_core[2], parts[3]]
     return Modelled(parts, sum(parts), product_threads=used, per_core=per_core)

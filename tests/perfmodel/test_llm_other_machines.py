@@ -79,8 +79,11 @@ def test_a_vendors_machines_with_amx_have_weights_of_their_own_against_the_vendo
     compared = [(key, before, after) for g, key, _n, before, after in own.compared if g == group]
     assert compared and all(key.endswith("/bf16") for key, _, _ in compared)  # fp32 runs on the vector units
     assert set(own.kept.get(group, {})) == {key for key, before, after in compared if after < before}
-    for vm in tiled:  # predicted by the tile group fitted without it
-        assert own.held_out[vm].vendor_weights.get(group, {}) != own.kept.get(group, {}), vm
+    for vm in tiled:  # predicted by the tile group fitted without it, where it measured the task and precision
+        measured = {f"cpu/{c.result.task.value}/{c.result.precision.value}" for c in by_vm[vm] if c.tiles}
+        for key in measured & set(own.kept.get(group, {})):
+            assert own.held_out[vm].vendor_weights.get(group, {}).get(key) != own.kept[group][key], (vm, key)
+    assert any(set(own.kept.get(group, {})) & {f"cpu/{c.result.task.value}/bf16" for c in by_vm[vm]} for vm in tiled)
     # the tile group's "before" is the vendor's weights held out, not the shared ones
     vendor_rows = {key: before for g, key, _n, before, _after in own.compared if g == "Intel"}
     assert any(before != vendor_rows[key] for key, before, _ in compared)
