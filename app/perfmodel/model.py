@@ -36,7 +36,8 @@ runtime does, and than of the vector units'. PyTorch's linear layers and
 matmuls (eager or compiled) go to its BLAS, MKL, whose kernels on an AMD CPU are AVX2's: on a part with
 wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py), and
 a step's products of few rows (a linear layer fed one vector per sample, at a small batch) run on the
-few threads MKL gives them there (``few_row_shares``, the *few-row rule*). On a
+few threads MKL gives them there (``few_row_shares``, the *few-row rule*); on an Intel CPU they read
+their weights once per three rows (the *weight passes*, app/perfmodel/weight_passes.py). On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
 and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
@@ -68,7 +69,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.contracts import Task
-from app.perfmodel import mkl_split
+from app.perfmodel import mkl_split, weight_passes
 from app.perfmodel.device import Device, on_tiles
 from app.perfmodel.profile import TENSOR_CLASSES, Bucket, OpClass, Profile
 
@@ -249,7 +250,8 @@ class Columns:
     cases: int
     compute_share: Array | None = None
     """Per bucket, the share of its case's matrix peak its products run at, and of its bandwidth
-    (``bandwidth_share``): less than 1 where they run on fewer threads than the case (``few_row_shares``);
+    (``bandwidth_share``): less than 1 where they run on fewer threads than the case, or read their
+    weights more than once (``few_row_shares``);
     None: 1 everywhere."""
     bandwidth_share: Array | None = None
     product_threads: list[int | None] | None = None
@@ -604,7 +606,8 @@ def _fewer_threads(
 
 
 class FewRows(NamedTuple):
-    """Where a case's products run on fewer threads than the case (``few_row_shares``)."""
+    """Where a case's products run on fewer threads than the case, or read their weights more than once
+    (``few_row_shares``)."""
 
     shares: dict[int, tuple[float, float]]
     """By the bucket's index in its profile: the share of the case's matrix peak its products run at, and
@@ -614,9 +617,28 @@ class FewRows(NamedTuple):
     every thread, and some share their weights' reads between fewer: ``_fewer_threads``)."""
 
 
+@lru_cache(maxsize=4096)
+def _passes(path: str | None, rows: tuple[float, ...], batch: float) -> dict[int, float]:
+    """By bucket index, where more than one: the passes over its weights the products of ``rows`` rows per
+    sample at ``batch`` make on BLAS path ``path`` in its kernel for few rows (app/perfmodel/weight_passes.py
+    ``few_row_passes``). From the matrix kernel on, none: its weights packed once per call are eager
+    PyTorch's cost against a graph runtime's (which packs them once, when it loads the model), which the
+    eager kernel factor carries for every vendor alike (MKL's packing on an AMD CPU is not measured; with
+    the Intel VM's modelled and not AMD's, the shared factor held out worsened 0.14 -> 0.15 and the Intel
+    VM's BERT-base went 1.01x -> 0.89x). Cached as ``_fewer_threads`` is."""
+    found = {}
+    for j, r in enumerate(rows):
+        if r:
+            passes = weight_passes.few_row_passes(path, max(1, round(r * batch)))
+            if passes != 1.0:
+                found[j] = passes
+    return found
+
+
 def few_row_shares(c: Case, rows: Array) -> FewRows | None:
     """Per bucket of ``c``, given its ``rows`` per sample (``rows_per_sample``): the shares of the case's
-    matrix peak and bandwidth its products get, or None where every product uses every thread.
+    matrix peak and bandwidth its products get, or None where every product uses every thread and reads
+    its weights once.
 
     PyTorch hands an fp32 linear layer to MKL, which on an AMD CPU (``Device.mkl_split``) runs a product
     of few rows on a few of the threads it may use (app/perfmodel/mkl_split.py: one row on one thread,
@@ -626,16 +648,21 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
     product's weights stream at its column threads' rate (the *weight threads*) even where every thread
     does its math: two threads, a batch of 8, one group each. A training step's forward and input-gradient
     products take the batch as rows, its weight gradients the layer's outputs, on every thread (one at a
-    batch of one): the bucket's work is shared between the two (``ROW_PRODUCTS_IN_TRAINING``). A language model's step
-    applies the same grid to its calibrated parts (app/perfmodel/generation.py ``product_threads``), so
-    its tasks are not handled here."""
+    batch of one): the bucket's work is shared between the two (``ROW_PRODUCTS_IN_TRAINING``). And where
+    the CPU's BLAS path has measured *weight passes* (an Intel CPU's MKL: once per three rows to 15), the
+    rows' products read their weights that many times: their bandwidth share is divided by the passes (a
+    few-row bucket's bytes are its weights'; ``_passes``). A language model's step
+    applies the same grid and passes to its calibrated parts (app/perfmodel/generation.py
+    ``product_threads``, ``weight_reads``), so its tasks are not handled here."""
     dev = c.device
     training = c.profile.task is Task.train
-    if not (dev.mkl_split and (training or c.profile.task is Task.infer) and is_pytorch(c.runtime)):
+    if not ((training or c.profile.task is Task.infer) and is_pytorch(c.runtime)):
         return None
     threads = int(min(c.threads or dev.units, dev.units))
-    fewer = _fewer_threads(tuple(rows.tolist()), c.batch, threads, training)
-    if not fewer:
+    row_counts = tuple(rows.tolist())
+    fewer = _fewer_threads(row_counts, c.batch, threads, training) if dev.mkl_split else {}
+    passes = _passes(dev.blas_path, row_counts, c.batch) if dev.blas_path else {}
+    if not fewer and not passes:
         return None
     matrix, _vector, bandwidth = scaled(dev, threads, threads * c.streams)
 
@@ -648,8 +675,10 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
         return known[n]
 
     shares, fewest = {}, threads
-    for j, (used, columns, gradient) in fewer.items():
-        on_rows = (share(used)[0], share(columns)[1])  # the rows' math on every thread, the weights per group
+    for j in sorted({*fewer, *passes}):
+        used, columns, gradient = fewer.get(j, (threads, threads, threads))
+        # the rows' math on every thread, the weights per group, read as often as the kernel passes over them
+        on_rows = (share(used)[0], share(columns)[1] / passes.get(j, 1.0))
         if training:  # the forward and input gradient on the rows' threads, the weight gradient on its own
             on_gradient, f = share(gradient), ROW_PRODUCTS_IN_TRAINING
             on_rows = (

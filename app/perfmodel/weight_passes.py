@@ -9,8 +9,12 @@ but a number of times that grows in steps with the batch: on this project's Inte
 59) a product of 1-3 rows took one row's time, 4-6 rows twice it, 7-9 three times, 13-15 five times,
 and from 16 rows 2x one row's time plus the compute (``benchmarks/linear_rows.py --passes``, the same at
 two threads; docs/ACCURACY.md). The shipped passes per path are app/perfmodel/data/weight_passes.json,
-written by ``benchmarks/linear_rows.py --passes --write``; app/perfmodel/generation.py scales the
-modelled weights part by them (``passes``), and the lab's calibration is fitted with them.
+written by ``benchmarks/linear_rows.py --passes --write``; app/perfmodel/generation.py scales a language
+model's modelled weights part by them (``passes``), and the lab's calibration is fitted with them. A zoo
+step's linear layers take the few-row kernel's alone (``few_row_passes``, app/perfmodel/model.py
+``_passes``): an MLP at batch 4 on the Intel VM ran at 1.9-2.1x batch 1's samples/s, not 3.3x
+(``benchmarks/few_rows.py --batches``); the matrix kernel's packing there is eager PyTorch's cost against
+a graph runtime's, which the eager kernel factor carries for every vendor alike.
 
 Only paths a run measured are shipped; any other reads its weights once, the model as it was. MKL on an
 AMD CPU (its AVX2 code) is not shipped: two Zen 3 VMs read the weights once per row at 2-3 rows, but the
@@ -99,3 +103,10 @@ def passes(path: str | None, rows: int) -> float:
     the shipped measurement's, else 1 (a path nothing measured, or none)."""
     measured = shipped().paths.get(path) if path else None
     return measured.passes(max(1, rows)) if measured else 1.0
+
+
+def few_row_passes(path: str | None, rows: int) -> float:
+    """``passes`` where a product of ``rows`` rows takes the few-row kernel; 1 from the matrix kernel on,
+    whose packing a zoo step's eager kernel factor already carries (app/perfmodel/model.py ``_passes``)."""
+    measured = shipped().paths.get(path) if path else None
+    return measured.passes(max(1, rows)) if measured and rows <= len(measured.few_rows) else 1.0

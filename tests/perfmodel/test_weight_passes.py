@@ -9,7 +9,10 @@ from pydantic import ValidationError
 from app.catalog import get
 from app.catalog.probed import as_probed
 from app.contracts import LLM_PRESETS, Precision, Task
-from app.perfmodel import generation, weight_passes
+from app.perfmodel import generation, model, weight_passes
+from app.perfmodel.device import device
+from app.perfmodel.params import shipped as calibration
+from app.perfmodel.profile import shipped as shipped_profiles
 from app.perfmodel.weight_passes import MKL_AMD, MKL_AVX512_INTEL, PathPasses, path_of
 from benchmarks.linear_rows import MATRIX_ROWS, path_passes
 
@@ -40,6 +43,9 @@ def test_the_shipped_intel_passes_are_what_the_lab_vm_showed() -> None:
     for rows in (16, 64, 4096):
         assert 1.5 < weight_passes.passes(MKL_AVX512_INTEL, rows) < 3
     assert weight_passes.passes(None, 4) == weight_passes.passes("no-such-path", 4) == 1.0
+    # a zoo step takes the few-row kernel's passes alone: the matrix kernel's packing is in its eager factor
+    assert weight_passes.few_row_passes(MKL_AVX512_INTEL, 4) == 2.0
+    assert weight_passes.few_row_passes(MKL_AVX512_INTEL, 16) == weight_passes.few_row_passes(None, 4) == 1.0
     assert MKL_AMD not in weight_passes.shipped().paths  # the calibration's AMD weights were fitted without
 
 
@@ -85,3 +91,24 @@ def test_a_decode_on_an_intel_cpu_reads_its_fp32_weights_as_often_as_its_rows_ta
     )
     assert one is not None and many is not None
     assert many.seconds > 1.5 * one.seconds  # the step, calibrated, pays the second pass
+
+
+def test_a_zoo_mlp_on_an_intel_cpu_reads_its_weights_once_per_three_samples() -> None:
+    """FCN-S's linear layers take one row per sample: on an Intel CPU its batch 4 reads the weights twice
+    and runs at about batch 2's samples/s (session 59's Intel VM: 1.89-2.09x batch 1's at batch 2-4, where
+    reading them once gave 3.3x); an AMD part's, whose path is not shipped, reads them once."""
+    profile = shipped_profiles()[("fcn_s", Task.infer, Precision.fp32)]
+
+    def per_second(part: str, batch: int) -> float:
+        dev = device(get(part), Precision.fp32)
+        assert dev is not None
+        return (
+            batch / model.step(profile, dev, batch, calibration().of("cpu"), runtime="torch-eager", threads=1).seconds
+        )
+
+    intel = {batch: per_second(XEON, batch) for batch in (1, 3, 4, 6)}
+    assert intel[4] / intel[3] == pytest.approx(2 / 3, rel=0.1)  # a second pass for a fourth row
+    assert intel[6] / intel[3] == pytest.approx(1.0, rel=0.15)  # 4-6 rows: two passes
+    assert intel[3] / intel[1] > 2.5
+    amd = {batch: per_second("epyc-9654", batch) for batch in (3, 4)}
+    assert amd[4] / amd[3] > 1.1  # a fourth sample for the same reads
