@@ -1,4 +1,4 @@
-"""How many times a CPU's product of few rows reads its weights: a language model's **weight passes**.
+"""How many times a CPU's product of few rows reads its weights: its **weight passes**.
 
 PyTorch's fp32 linear layer on an x86 CPU is MKL's SGEMM, and which kernel runs it depends on the
 rows it multiplies (one per sequence in a decode, one per prompt token in a prefill) and on the code
@@ -7,7 +7,7 @@ per block of rows; from some count on it packs the weights once per call (a read
 the rows from the packed copy at the compute rate. So a decode's weight part is not read once per step
 but a number of times that grows in steps with the batch: on this project's Intel VM (AVX-512, session
 59) a product of 1-3 rows took one row's time, 4-6 rows twice it, 7-9 three times, 13-15 five times,
-and from 16 rows 2x one row's time plus the compute (``benchmarks/linear_rows.py --passes``, the same at
+and from 16 rows 2.3x one row's time plus the compute (``benchmarks/linear_rows.py --passes``, the same at
 two threads; docs/ACCURACY.md). The shipped passes per path are app/perfmodel/data/weight_passes.json,
 written by ``benchmarks/linear_rows.py --passes --write``; app/perfmodel/generation.py scales a language
 model's modelled weights part by them (``passes``), and the lab's calibration is fitted with them. A zoo
@@ -20,7 +20,8 @@ Only paths a run measured are shipped; any other reads its weights once, the mod
 AMD CPU (its AVX2 code) is not shipped: two Zen 3 VMs read the weights once per row at 2-3 rows, but the
 shared calibration's weights come from a Zen 5 VM whose passes nobody has measured, and they reproduce
 its batch 1 and 4 as they are (docs/ACCURACY.md, sessions 57-59). A 16-bit product is oneDNN's (AMX on
-an Intel CPU read a bf16 weight once up to 16 rows), and ONNX Runtime has its own kernels: one pass.
+an Intel CPU: a bf16 decode's step as long at batch 16 as at 1), and ONNX Runtime has its own kernels: one
+pass.
 """
 
 from __future__ import annotations
