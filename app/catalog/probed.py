@@ -50,8 +50,9 @@ _BOUNDS: tuple[tuple[str, str, tuple[tuple[frozenset[str], float, str], ...]], .
 
 
 def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> CatalogHardware:
-    """``entry`` with the peaks ``features`` (the probe's ISA features) can reach; ``entry`` itself
-    where they bound nothing, where the probe listed nothing, or for a GPU or a non-x86 CPU."""
+    """``entry`` with the peaks ``features`` (the probe's ISA features) can reach, and without avx512f its
+    instruction set as AVX2's (the code its BLAS then runs, app/perfmodel/weight_passes.py); ``entry``
+    itself where they bound nothing, where the probe listed nothing, or for a GPU or a non-x86 CPU."""
     if entry.kind != "cpu" or not features or not X86_MARKERS & set(features):
         return entry
     have = set(features)
@@ -77,6 +78,7 @@ def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> Catal
     update: dict[str, float | str | None] = dict(changed)
     if "avx512f" not in have and (entry.isa or "").startswith("AVX-512"):
         update["isa"] = "AVX2 (the probe lists no avx512f)"  # what its BLAS runs (app/perfmodel/weight_passes.py)
+        why["isa"] = "no avx512f: AVX2 code"
     if not update:
         return entry
     sources = dict(entry.sources)
