@@ -63,13 +63,17 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from app.catalog import CatalogHardware
+from app.catalog.probed import vector_isa
 from app.contracts import Precision
 from app.perfmodel import mkl_split, weight_passes
+from app.perfmodel.generation import catalog_vendor
+from benchmarks.lab_cpu import cpu_flags, cpu_identity
 
 SHAPES = ((8192, 2048), (5632, 2048), (2048, 2048), (512, 512))
 """Weight shapes (out x in): a 1B model's MLP and a square projection, larger than a VM's share of the
@@ -285,12 +289,10 @@ def write_passes(repeats: int) -> None:
 
 def this_cpu() -> CatalogHardware:
     """This machine's CPU as the model's BLAS path needs it: its vendor and whether it has AVX-512."""
-    with open("/proc/cpuinfo", encoding="ascii") as f:
-        info = f.read()
-    vendor = "AMD" if "AuthenticAMD" in info else "Intel" if "GenuineIntel" in info else "unknown"
-    flags = next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), [])
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
-    return CatalogHardware(id="this-machine", kind="cpu", vendor=vendor, name=cpu_name(), isa=isa)
+    info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    vendor, _family, _model, name = cpu_identity(info)
+    isa = vector_isa(cpu_flags(info))
+    return CatalogHardware(id="this-machine", kind="cpu", vendor=catalog_vendor(vendor), name=name, isa=isa)
 
 
 def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
@@ -305,9 +307,7 @@ def grid(threads: int, weight: torch.Tensor) -> tuple[int, int]:
 
 
 def cpu_name() -> str:
-    with open("/proc/cpuinfo", encoding="ascii") as f:
-        named = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-    return named[0] if named else "an unnamed CPU"
+    return cpu_identity(Path("/proc/cpuinfo").read_text(encoding="utf-8"))[3] or "an unnamed CPU"
 
 
 def split(write: bool) -> None:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.catalog import CatalogHardware, get, reference
+from app.catalog.probed import vector_isa
 from app.contracts import LLM_PRESETS, Precision, ReferenceRun, Result, ResultStatus, RunReport, Task
 from app.perfmodel import generation, llm
 from app.perfmodel.device import matrix_unit
@@ -144,7 +145,7 @@ def machine_part(
         l3_mb=(cpu.l3_kib or 0) / 1024 or None,
         cores=cores,
         base_ghz=clock_ghz,
-        isa="AVX-512" if "avx512f" in cpu.isa_features else "AVX2" if "avx2" in cpu.isa_features else None,
+        isa=vector_isa(cpu.isa_features),
     )
 
 

@@ -49,6 +49,12 @@ _BOUNDS: tuple[tuple[str, str, tuple[tuple[frozenset[str], float, str], ...]], .
 (times the FP32 peak) whose features the probe lists (none needed: always), named for the reason."""
 
 
+def vector_isa(features: Collection[str]) -> str | None:
+    """A machine's vector instruction set as the catalog's ``isa`` begins, from its probe's ISA features:
+    'AVX-512', 'AVX2', or None (what MKL's code on it depends on, app/perfmodel/weight_passes.py)."""
+    return "AVX-512" if "avx512f" in features else "AVX2" if "avx2" in features else None
+
+
 def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> CatalogHardware:
     """``entry`` with the peaks ``features`` (the probe's ISA features) can reach, and without avx512f its
     instruction set as AVX2's (the code its BLAS then runs, app/perfmodel/weight_passes.py); ``entry``
@@ -56,7 +62,7 @@ def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> Catal
     if entry.kind != "cpu" or not features or not X86_MARKERS & set(features):
         return entry
     have = set(features)
-    changed: dict[str, float | None] = {}
+    changed: dict[str, float | str | None] = {}
     why: dict[str, str] = {}
     fp32 = entry.peak_fp32_tflops
     per_cycle = flop_per_cycle(entry)
@@ -75,16 +81,15 @@ def as_probed(entry: CatalogHardware, features: Collection[str] | None) -> Catal
         elif fp32 * rate[0] < given * 0.999:
             changed[field] = fp32 * rate[0]
             why[field] = f"no {amx}; {rate[1]}: {rate[0]:g}x fp32"
-    update: dict[str, float | str | None] = dict(changed)
     if "avx512f" not in have and (entry.isa or "").startswith("AVX-512"):
-        update["isa"] = "AVX2 (the probe lists no avx512f)"  # what its BLAS runs (app/perfmodel/weight_passes.py)
+        changed["isa"] = "AVX2 (the probe lists no avx512f)"  # what its BLAS runs (app/perfmodel/weight_passes.py)
         why["isa"] = "no avx512f: AVX2 code"
-    if not update:
+    if not changed:
         return entry
     sources = dict(entry.sources)
     for field, reason in why.items():
         sources[field] = f"{BOUNDED}{field.removeprefix('peak_')}: {reason}{PARTS}{sources.get(field, 'the catalog')}"
-    return entry.model_copy(update={**update, "id": entry.id + PROBED_SUFFIX, "sources": sources})
+    return entry.model_copy(update={**changed, "id": entry.id + PROBED_SUFFIX, "sources": sources})
 
 
 def bounded(entry: CatalogHardware, fields: Collection[str | None] | None = None) -> list[str]:

@@ -47,8 +47,9 @@ twice as fast. 128 is the A100's FP32 rate; the model learns the efficiency reac
 def mkl_on_amd(hardware: CatalogHardware) -> bool:
     """Whether PyTorch's BLAS on ``hardware`` is MKL on an AMD CPU (the catalog's vendor "AMD", a probe's
     "AuthenticAMD"), where MKL takes its code for other vendors' CPUs: AVX2 kernels (``blas_share``) and
-    a product of few rows on few threads (app/perfmodel/mkl_split.py)."""
-    return hardware.kind == "cpu" and "amd" in hardware.vendor.lower()
+    a product of few rows on few threads (app/perfmodel/mkl_split.py): its fp32 BLAS path is MKL's AMD code
+    (app/perfmodel/weight_passes.py ``path_of``)."""
+    return weight_passes.path_of(hardware, Precision.fp32) == weight_passes.MKL_AMD
 
 
 def blas_share(hardware: CatalogHardware, precision: Precision) -> float:
@@ -141,15 +142,18 @@ class Device:
     GPUs): how much faster a core runs when few are busy (app/perfmodel/model.py, ``scaled``)."""
     blas_share: float = 1.0
     """The share of ``matrix`` PyTorch's linear layers and matmuls reach through its BLAS (``blas_share``)."""
-    mkl_split: bool = False
-    """Whether PyTorch's products at this precision are MKL's fp32 ones on an AMD CPU (``mkl_on_amd``),
-    which run a product of few rows on fewer threads than they may use (app/perfmodel/mkl_split.py)."""
     core_bandwidth: float = math.inf
     """Bytes per second one of a CPU's cores streams on its own, its architecture's measured **core
     stream** (app/perfmodel/core_stream.py); inf where no run measured it, and for GPUs."""
     blas_path: str | None = None
     """The code PyTorch's products at this precision take in the CPU's BLAS (app/perfmodel/weight_passes.py
     ``path_of``), which says how many times a product of few rows reads its weights; None elsewhere."""
+
+    @property
+    def mkl_split(self) -> bool:
+        """Whether PyTorch's products at this precision are MKL's fp32 ones on an AMD CPU (its BLAS path),
+        which run a product of few rows on fewer threads than they may use (app/perfmodel/mkl_split.py)."""
+        return self.blas_path == weight_passes.MKL_AMD
 
 
 def missing(hardware: CatalogHardware, precision: Precision) -> str | None:
@@ -195,7 +199,6 @@ def device(hardware: CatalogHardware, precision: Precision) -> Device | None:
         matrix_watts=hardware.tdp_w / ENERGY_WEIGHT[precision] if hardware.tdp_w else float("inf"),
         turbo=turbo,
         blas_share=blas_share(hardware, precision),
-        mkl_split=precision is Precision.fp32 and mkl_on_amd(hardware),
         core_bandwidth=core_stream.shipped().bandwidth(hardware.architecture) if hardware.kind == "cpu" else math.inf,
         blas_path=weight_passes.path_of(hardware, precision),
     )

@@ -311,11 +311,11 @@ def memory(shape: LlmShape, task: Task, precision: Precision, batch: int, contex
 def mkl_rows(dev: Device, task: Task, batch: int, context: int, runtime: str) -> int | None:
     """The rows of the step's weight products where MKL's grid of threads lays them out: an AMD CPU's fp32
     products (``Device.mkl_split``, ``dev`` at the step's math precision, ``math_precision``) in PyTorch
-    (eager or compiled, ``model.PYTORCH_RUNTIMES``). A decode multiplies one row per sequence, a prefill one
-    per prompt token. None elsewhere: every thread takes its share."""
+    (eager or compiled, ``model.PYTORCH_RUNTIMES``; ``llm.step_rows``). None elsewhere: every thread takes its
+    share."""
     if not (dev.mkl_split and is_pytorch(runtime)):
         return None
-    return batch * (context if task is Task.prefill else 1)
+    return llm.step_rows(task, batch, context)
 
 
 def product_threads(dev: Device, task: Task, batch: int, context: int, runtime: str, threads: int) -> int:
@@ -351,13 +351,13 @@ def weight_threads(dev: Device, task: Task, batch: int, context: int, runtime: s
 
 def weight_reads(dev: Device, task: Task, batch: int, context: int, runtime: str) -> float:
     """How many times the step's weight products read the weights (``dev`` at the step's math precision,
-    ``math_precision``): the passes of the CPU's BLAS path at the rows they multiply, a decode one per
-    sequence, a prefill one per prompt token (app/perfmodel/weight_passes.py), in PyTorch (eager or
-    compiled, ``model.PYTORCH_RUNTIMES``); once elsewhere. On this project's Intel VM a decode at batch 4
+    ``math_precision``): the passes of the CPU's BLAS path at the rows they multiply (``llm.step_rows``;
+    app/perfmodel/weight_passes.py), in PyTorch (eager or compiled, ``model.PYTORCH_RUNTIMES``); once
+    elsewhere. On this project's Intel VM a decode at batch 4
     read its fp32 weights twice (batch 4 took 2.1x batch 1, 1-3 sequences the same time)."""
     if not is_pytorch(runtime):
         return 1.0
-    return weight_passes.passes(dev.blas_path, batch * (context if task is Task.prefill else 1))
+    return weight_passes.passes(dev.blas_path, llm.step_rows(task, batch, context))
 
 
 def read_over(parts: list[float], reads: float) -> list[float]:
@@ -596,8 +596,7 @@ def steps_at(
         calibrated, floored = calibrated_s(tuned, dev, task, precision, found, held, modelled, hardware.vendor)
         exchanged = 0.0
         if link is not None:
-            rows = batch * (context if task is Task.prefill else 1)
-            per_allreduce = rows * shape.hidden * llm.ACTIVATION_BYTES[precision]
+            per_allreduce = llm.step_rows(task, batch, context) * shape.hidden * llm.ACTIVATION_BYTES[precision]
             exchanged = 2 * shape.layers * allreduce_seconds(per_allreduce, shards, link, TYPICAL)
         made.append(
             Step(
@@ -606,7 +605,7 @@ def steps_at(
                 parts=modelled.parts,
                 allreduce_s=exchanged,
                 factor=calibrated / modelled.seconds,
-                tokens=batch * context if task is Task.prefill else batch,
+                tokens=llm.step_rows(task, batch, context),
                 # a catalog part's step stands for any machine of it: no narrower than machines of one
                 # part measure apart
                 band=max(band, machine_band(dev.kind, regime(found.host_s, found.device_s))),

@@ -160,12 +160,18 @@ def step_ops(shape: LlmShape, task: Task, batch: int, context: int, precision: P
     return ops
 
 
+def step_rows(task: Task, batch: int, context: int) -> int:
+    """The tokens a step computes, the rows its weight products multiply: a decode one per sequence, a
+    prefill one per prompt token."""
+    return batch * (context if task is Task.prefill else 1)
+
+
 def activations_bytes(shape: LlmShape, task: Task, batch: int, context: int, precision: Precision) -> float:
     """The step's peak of live activations: the token ids, and the larger of the MLP's working set (the
     residual stream, the normalised input, the gate, SiLU and up outputs) and the last position's logits
     with the final hidden state (a little over what the recorder finds)."""
     size = ACTIVATION_BYTES[precision]
-    rows = batch * (context if task is Task.prefill else 1)
+    rows = step_rows(task, batch, context)
     mlp = rows * (3 * shape.intermediate + 2 * shape.hidden) * size + rows * shape.hidden * FP32
     head = batch * (shape.vocabulary * size + shape.hidden * FP32)
     return rows * INDEX + max(mlp, head)

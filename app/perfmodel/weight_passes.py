@@ -99,15 +99,20 @@ def shipped() -> WeightPasses:
     return WeightPasses.model_validate(json.loads(PATH.read_text(encoding="utf-8")))
 
 
+def measured(path: str | None) -> PathPasses | None:
+    """The shipped passes of BLAS path ``path`` (``path_of``); None where no run measured it, or none."""
+    return shipped().paths.get(path) if path else None
+
+
 def passes(path: str | None, rows: int) -> float:
     """The passes over its weights a product of ``rows`` rows makes on BLAS path ``path`` (``path_of``):
     the shipped measurement's, else 1 (a path nothing measured, or none)."""
-    measured = shipped().paths.get(path) if path else None
-    return measured.passes(max(1, rows)) if measured else 1.0
+    found = measured(path)
+    return found.passes(max(1, rows)) if found else 1.0
 
 
 def few_row_passes(path: str | None, rows: int) -> float:
     """``passes`` where a product of ``rows`` rows takes the few-row kernel; 1 from the matrix kernel on,
     whose packing a zoo step's eager kernel factor already carries (app/perfmodel/model.py ``_passes``)."""
-    measured = shipped().paths.get(path) if path else None
-    return measured.passes(max(1, rows)) if measured and rows <= len(measured.few_rows) else 1.0
+    found = measured(path)
+    return found.passes(max(1, rows)) if found and rows <= len(found.few_rows) else 1.0
