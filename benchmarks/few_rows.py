@@ -21,7 +21,8 @@ carry (a generation's miss, docs/ACCURACY.md) cancels. Nothing here is fitted.
 ``--batches`` reads the same run another way: per workload and thread count, each batch's samples/s over
 batch 1's, measured and modelled (the median part), with the *weight passes* and without (on an Intel
 CPU MKL's few-row kernel reads a linear layer's weights once per three rows, app/perfmodel/weight_passes.py:
-an MLP's batch 4 runs at twice batch 1's samples/s, not four times). Also a ratio of one machine's figures.
+an MLP's batch 4 runs at twice batch 1's samples/s, not four times; on an AMD CPU once per row to 3, so
+batch 2 and 3 run at batch 1's). Also a ratio of one machine's figures.
 
 ``--speed`` times what the rule costs a recommendation's first answer: the model's figures for every
 catalog CPU at nine batch sizes, ResNet-50, BERT-base and AlexNet in eager PyTorch at fp32 (15,930

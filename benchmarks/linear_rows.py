@@ -48,7 +48,8 @@ times one row's time at 2-4 rows and 3.6-5.1 from 5 to 16 (docs/ACCURACY.md). Ab
 CPU's BLAS path (app/perfmodel/weight_passes.py: the few-row kernel's, to the row before the matrix
 kernel takes over, and the matrix kernel's fixed part per call), where the matrix kernel's first count
 shows as a drop in time; on session 59's Intel VM, 1-3 rows one pass, 4-6 two, ..., 13-15 five, and from
-16 rows 2.3 (docs/ACCURACY.md). About a minute more.
+16 rows 2.3; on session 60's Zen 4 VM (MKL's AMD code), 1, 2 and 3 passes at 1-3 rows and from 4 rows
+1.74 (docs/ACCURACY.md). About a minute more.
 """
 
 from __future__ import annotations

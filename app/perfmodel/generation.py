@@ -45,9 +45,10 @@ slower than the bandwidth, that excess is the cores' work, which more threads sh
 (``LlmCalibration.seconds``, ``one_core_work``): on the weights of an AMD CPU's fp32 products, only the
 threads MKL splits their columns over (``weight_threads``). And a product of few rows reads its weights
 as many times as the CPU's BLAS path makes passes over them at its rows (``weight_reads``,
-app/perfmodel/weight_passes.py): an Intel CPU's fp32 products, once per three rows to 15, then the matrix
-kernel's packing; the calibration is fitted so. benchmarks/llm_accuracy.py reports the error
-of the whole with one preset held out at a time, and the GPU factors' held-out errors.
+app/perfmodel/weight_passes.py): an Intel CPU's fp32 products, once per three rows to 15, an AMD CPU's
+once per row to 3, then the matrix kernel's packing; the calibration is fitted so.
+benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
+GPU factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split

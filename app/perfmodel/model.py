@@ -36,8 +36,9 @@ runtime does, and than of the vector units'. PyTorch's linear layers and
 matmuls (eager or compiled) go to its BLAS, MKL, whose kernels on an AMD CPU are AVX2's: on a part with
 wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/perfmodel/device.py), and
 a step's products of few rows (a linear layer fed one vector per sample, at a small batch) run on the
-few threads MKL gives them there (``few_row_shares``, the *few-row rule*); on an Intel CPU they read
-their weights once per three rows (the *weight passes*, app/perfmodel/weight_passes.py). On a
+few threads MKL gives them there (``few_row_shares``, the *few-row rule*), and each of their first three
+rows reads the weights again; on an Intel CPU once per three rows (the *weight passes*,
+app/perfmodel/weight_passes.py). On a
 GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
 and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
 
@@ -623,9 +624,9 @@ def _passes(path: str | None, rows: tuple[float, ...], batch: float) -> dict[int
     sample at ``batch`` make on BLAS path ``path`` in its kernel for few rows (app/perfmodel/weight_passes.py
     ``few_row_passes``). From the matrix kernel on, none: its weights packed once per call are eager
     PyTorch's cost against a graph runtime's (which packs them once, when it loads the model), which the
-    eager kernel factor carries for every vendor alike (MKL's packing on an AMD CPU is not measured; with
-    the Intel VM's modelled and not AMD's, the shared factor held out worsened 0.14 -> 0.15 and the Intel
-    VM's BERT-base went 1.01x -> 0.89x). Cached as ``_fewer_threads`` is."""
+    eager kernel factor carries for every vendor alike (with the Intel VM's packing modelled and not
+    AMD's, which was then unmeasured, the shared factor held out worsened 0.14 -> 0.15 and the Intel VM's
+    BERT-base went 1.01x -> 0.89x). Cached as ``_fewer_threads`` is."""
     found = {}
     for j, r in enumerate(rows):
         if r:
@@ -649,10 +650,10 @@ def few_row_shares(c: Case, rows: Array) -> FewRows | None:
     does its math: two threads, a batch of 8, one group each. A training step's forward and input-gradient
     products take the batch as rows, its weight gradients the layer's outputs, on every thread (one at a
     batch of one): the bucket's work is shared between the two (``ROW_PRODUCTS_IN_TRAINING``). And where
-    the CPU's BLAS path has measured *weight passes* (an Intel CPU's MKL: once per three rows to 15), the
-    rows' products read their weights that many times: their bandwidth share is divided by the passes (a
-    few-row bucket's bytes are its weights'; ``_passes``). A language model's step
-    applies the same grid and passes to its calibrated parts (app/perfmodel/generation.py
+    the CPU's BLAS path has measured *weight passes* (an Intel CPU's MKL: once per three rows to 15; an
+    AMD CPU's: once per row to 3), the rows' products read their weights that many times: their bandwidth
+    share is divided by the passes (a few-row bucket's bytes are its weights'; ``_passes``). A language
+    model's step applies the same grid and passes to its calibrated parts (app/perfmodel/generation.py
     ``product_threads``, ``weight_reads``), so its tasks are not handled here."""
     dev = c.device
     training = c.profile.task is Task.train

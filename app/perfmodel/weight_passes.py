@@ -17,11 +17,14 @@ step's linear layers take the few-row kernel's alone (``few_row_passes``, app/pe
 a graph runtime's, which the eager kernel factor carries for every vendor alike.
 
 Only paths a run measured are shipped; any other reads its weights once, the model as it was. MKL on an
-AMD CPU (its AVX2 code) is not shipped: two Zen 3 VMs read the weights once per row at 2-3 rows, but the
-shared calibration's weights come from a Zen 5 VM whose passes nobody has measured, and they reproduce
-its batch 1 and 4 as they are (docs/ACCURACY.md, sessions 57-59). A 16-bit product is oneDNN's (AMX on
-an Intel CPU: a bf16 decode's step as long at batch 16 as at 1), and ONNX Runtime has its own kernels: one
-pass.
+AMD CPU (its AVX2 code, whatever the units) is shipped from session 60's Zen 4 VM: each of 1-3 rows
+streams the weights again (2.0x and 3.0x one row's time), and from 4 rows the matrix kernel packs them
+once per call (1.74x one row), as two Zen 3 VMs had shown at 2-3 rows. The shared calibration's weights,
+fitted on the Zen 5 VM's batch 1 and 4, are fitted with them; held out, that Zen 4 VM's fp32 decode at
+batch 1-64 went 0.30 -> 0.14 mean abs log error (docs/ACCURACY.md, session 60). A 16-bit product is
+oneDNN's (AMX on an Intel CPU: a bf16 decode's step as long at batch 16 as at 1), and ONNX Runtime has its
+own kernels: one pass. MKL's AVX2 code on an Intel CPU (no AVX-512: Sierra Forest, client parts) is
+unmeasured.
 """
 
 from __future__ import annotations
