@@ -626,7 +626,10 @@ def _passes(path: str | None, rows: tuple[float, ...], batch: float) -> dict[int
     PyTorch's cost against a graph runtime's (which packs them once, when it loads the model), which the
     eager kernel factor carries for every vendor alike (with the Intel VM's packing modelled and not
     AMD's, which was then unmeasured, the shared factor held out worsened 0.14 -> 0.15 and the Intel VM's
-    BERT-base went 1.01x -> 0.89x). Cached as ``_fewer_threads`` is."""
+    BERT-base went 1.01x -> 0.89x; with both, session 60, an MLP's batch ratios came closer, 0.13 -> 0.07 on
+    the Intel VM and 0.43 -> 0.29 on a Zen 3, but the factor held out worsened 0.14 -> 0.15 again and the
+    Intel VM's eager BERT-base over ONNX Runtime's went 0.82 -> 0.73 against 0.86 measured: BERT's 2-9 MB
+    weights at a sequence's 128 rows do not show the packing a 67 MB weight showed). Cached as ``_fewer_threads`` is."""
     found = {}
     for j, r in enumerate(rows):
         if r:
