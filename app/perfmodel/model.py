@@ -38,9 +38,9 @@ wider units (Zen 5) they reach ``Device.blas_share`` of the matrix peak (app/per
 a step's products of few rows (a linear layer fed one vector per sample, at a small batch) run on the
 few threads MKL gives them there (``few_row_shares``, the *few-row rule*), and each of their first three
 rows reads the weights again; on an Intel CPU once per three rows (the *weight passes*,
-app/perfmodel/weight_passes.py). On a
-GPU at 16-bit precision, eager PyTorch's channels-first convolutions are transposed to channels-last
-and back by cuDNN (``relayout``): more traffic and kernels, no new parameter.
+app/perfmodel/weight_passes.py). On a GPU at 16-bit precision, eager PyTorch's channels-first
+convolutions are transposed to channels-last and back by cuDNN (``relayout``): more traffic and kernels,
+no new parameter.
 
 The device's time is the buckets' sum plus ``kernel_s`` per kernel (launch latency and tail). The
 host's time is ``dispatch_s`` per operator (eager PyTorch's Python and dispatcher, or a graph
