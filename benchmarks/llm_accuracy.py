@@ -13,25 +13,25 @@ architecture's rule, cores x clock x FLOP per cycle (app/catalog/curated/cpu_arc
 measured on such a VM, ``CLOCK_GHZ``), and, since a virtual machine's share of the memory system is in
 no datasheet, the bandwidth it measured.
 
-For each preset held out, the calibration of app/perfmodel/generation.py is fitted on the other
-presets' results and the held-out preset's results are predicted: per task and precision, the
-measured step as a non-negative sum of the modelled step's parts (compute, weights, KV cache, the
-rest), or one factor per task (measured / modelled step time, geometric mean) where a precision has
-too few results. Printed beside it, from the same figures: one factor per task for everything (the
-first calibration), the roofline alone (prefill: the GEMM FLOPs at the peak; decode: weights + KV
-cache at the bandwidth) and the device model uncalibrated. Then the GPUs: hwadvisor's reference runs'
-settled prefill and decode (app/catalog/data/reference/), too few to weigh the parts apart, give one
-factor per task (each result beside the factor of the task's other results, held out), with a band no
-narrower than ``gpu-transfer`` (the factor is one part's, carried to the others as a reference run's
-ratio is). ``--write`` stores the calibration fitted on every preset and every GPU result, and the bands
-(CPU: 90% of the held-out absolute log errors, and no narrower than 90% of what the calibration errs by
-on the other machines' runs, benchmarks/data/llm_heldout/machines.json, each machine described by rule:
-a catalog part's figure is never the calibration machine's own), in app/perfmodel/data/llm.json.
-A vendor other than the calibration machine's with three machines or more there gets weights of its own
-for a task and precision where, each of its machines held out, weights fitted on the others predict it
-better than the shared ones (``vendor_weights``; the table "vendor" says which); its machines' errors in
-the bands are then those held-out predictions'.
-"""
+For each preset held out, the calibration of app/perfmodel/generation.py is fitted on the other presets'
+results and the held-out preset's results are predicted: per task and precision, the measured step as a
+non-negative sum of the modelled step's parts (compute, weights, KV cache, the rest; a decode's compute
+weight the prefill's at its precision, ``generation.COMPUTE``), or one factor per task (measured /
+modelled step time, geometric mean) where a precision has too few results. Printed beside it, from the
+same figures: one factor per task for everything (the first calibration), the roofline alone (prefill:
+the GEMM FLOPs at the peak; decode: weights + KV cache at the bandwidth) and the device model
+uncalibrated. Then the GPUs: hwadvisor's reference runs' settled prefill and decode
+(app/catalog/data/reference/), too few to weigh the parts apart, give one factor per task (each result
+beside the factor of the task's other results, held out), with a band no narrower than ``gpu-transfer``
+(the factor is one part's, carried to the others as a reference run's ratio is). ``--write`` stores the
+calibration fitted on every preset and every GPU result, and the bands (CPU: 90% of the held-out absolute
+log errors, and no narrower than 90% of what the calibration errs by on the other machines' runs,
+benchmarks/data/llm_heldout/machines.json, each machine described by rule: a catalog part's figure is
+never the calibration machine's own), in app/perfmodel/data/llm.json. A vendor other than the calibration
+machine's with three machines or more there gets weights of its own for a task and precision where, each
+of its machines held out, weights fitted on the others predict it better than the shared ones
+(``vendor_weights``; the table "vendor" says which); its machines' errors in the bands are then those
+held-out predictions'."""
 
 from __future__ import annotations
 
@@ -263,16 +263,21 @@ def calibration(of: list[Case], host_from: generation.LlmCalibration | None = No
     """What ``of`` teach the CPU's calibration: the parts weighed apart per task and precision with
     enough results (the host part held at ``host_from``'s weight where given: a vendor's own weights),
     one factor per task."""
-    weights = {}
-    for task in TASKS:
-        for precision in {c.result.precision for c in of if c.task is task}:
+    weights: dict[str, list[float]] = {}
+    compute: dict[Precision, float] = {}
+    for task in TASKS:  # prefill first: its compute weight is the decode's (``generation.COMPUTE``)
+        for precision in sorted({c.result.precision for c in of if c.task is task}):
             group = [c for c in of if c.task is task and c.result.precision is precision]
             key = group[0].key
             shared = host_from.weights.get(key) if host_from else None
             if len(group) >= generation.MIN_FIT and (host_from is None or shared is not None):
-                fixed = {generation.HOST: shared[generation.HOST]} if shared else None
+                fixed = {generation.HOST: shared[generation.HOST]} if shared else {}
+                if task is Task.decode and precision in compute:
+                    fixed[generation.COMPUTE] = compute[precision]
                 fitted = generation.fit_weights([c.parts for c in group], [c.measured_s for c in group], fixed)
                 weights[key] = [round(w, 4) for w in fitted]
+                if task is Task.prefill:
+                    compute[precision] = weights[key][generation.COMPUTE]
     factors = {f"cpu/{t.value}": round(factor([c for c in of if c.task is t]), 4) for t in TASKS}
     return generation.LlmCalibration(factors=factors, weights=weights)
 
@@ -446,10 +451,12 @@ def with_weights(
     return tuned.model_copy(update={"vendor_weights": groups})
 
 
-def cpu_band(held_out: list[float], elsewhere: list[float]) -> float:
+def cpu_band(held_out: list[float], *elsewhere: list[float]) -> float:
     """A task's CPU band: 90% of its absolute log errors with each preset held out, and no narrower than
-    90% of the other machines' (a catalog part's figure is never the calibration machine's own)."""
-    return max(quantile90(held_out), quantile90(elsewhere) if elsewhere else 0.0)
+    90% of the other machines' (a catalog part's figure is never the calibration machine's own), each list
+    of ``elsewhere`` on its own: the errors of a vendor's machines held out from its weights, and those of
+    the weights as shipped, fitted on them too (tests/perfmodel/test_llm_other_machines.py)."""
+    return max([quantile90(held_out)] + [quantile90(errors) for errors in elsewhere if errors])
 
 
 def error(predicted: float, measured: float) -> float:
@@ -559,6 +566,7 @@ def main() -> None:
     own = vendor_weights(everything, found[0].vendor, by_vm)
     everything = everything.model_copy(update={"vendor_weights": own.kept})
     elsewhere = other_machine_errors(everything, by_vm, own.held_out)
+    as_shipped = other_machine_errors(everything, by_vm)
     print()
     header(
         args.markdown,
@@ -585,7 +593,9 @@ def main() -> None:
             )
     if args.write:
         # rounded up: a band the file keeps at four decimals must still hold the error that set it
-        cpu_bands = {f"cpu/{t.value}": math.ceil(cpu_band(logs[t], elsewhere[t]) * 1e4) / 1e4 for t in TASKS}
+        cpu_bands = {
+            f"cpu/{t.value}": math.ceil(cpu_band(logs[t], elsewhere[t], as_shipped[t]) * 1e4) / 1e4 for t in TASKS
+        }
         calibration_out = generation.LlmCalibration(
             factors=everything.factors | gpu_factors,
             weights=everything.weights,

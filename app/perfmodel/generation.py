@@ -11,44 +11,45 @@ On top, the lab's own prefill/decode measurements calibrate the step (``LlmCalib
 app/perfmodel/data/llm.json, written by ``benchmarks/llm_accuracy.py --write``). The modelled step is
 split into four parts (``COMPONENTS``): compute, reading the weights, reading the KV cache (the model's
 memory time shared by bytes), and the rest (per-kernel and host costs); per kind of device, task and
-precision the measured step is fitted as a non-negative sum of them (least squares on relative errors).
-The parts scale apart across presets, contexts and batches, which one factor cannot follow: on this
-project's Zen 5 VM a bf16 decode reads its KV cache some 60x slower than the bandwidth allows (PyTorch's
-CPU attention in bf16 takes a slow path) while its weights stream at 3x the model's time, so a factor
-per task left 27% held-out error and the parts leave 11%. Those weights are the calibration machine's
-vendor's. Another vendor whose own machines measured enough (three or more, each described by rule:
-benchmarks/data/llm_heldout/machines.json) has weights of its own for a task and precision where, each
-machine held out, weights fitted on the others predict it better than the shared ones
-(``LlmCalibration.vendor_weights``; a probe's CPUID vendor is named as the catalog names it,
-``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU takes its KV cache's reads at some 7x the
-modelled time, not 60x, and its fp32 products run at AVX-512's rate. Their host part (``HOST``) keeps the
-shared weight: every lab VM of a vendor streams at about the same bandwidth, so its steps cannot tell host
-time from weight reads, and a catalog part with thirty times the bandwidth would carry whichever the fit
-chose (held free, Intel's came out at 1.25 against the Zen 5 VM's 0.23, and a Xeon's host-bound decode at
-4.7x an EPYC's). Those of a vendor's machines whose precision runs on tile units (AMX), three or more, have
-weights of their own in turn ('<vendor>/tile', ``weights_groups``), kept where they beat the vendor's: an
-Emerald Rapids VM without AMX ran eager bf16 slower than its fp32, those with it faster. A precision with too few
-measurements keeps one factor per kind and task (the ratio of measured to modelled step time, geometric
-mean): GPUs have hwadvisor's H200 reference run's settled llama3_1b prefill and decode, which set one
-factor per task for the vendor and runtime measured (``LlmCalibration.vendors`` and ``runtimes``:
-NVIDIA's eager PyTorch, whose batch-1 steps are the host's; never carried to another vendor's stack nor
-to a compiled step, which the serving planner models). A kind, vendor or runtime nothing measured has
-none (1) and says so in its band's kind (``gpu-llm-uncalibrated``). The CPU's calibration, measured
-eager too, stands for every runtime: its steps are mostly the weights' and the cache's reads, which
-compiling does not change. A step's band is never narrower than the machine band of its regime
-(app/perfmodel/predict.py ``machine_band``): a catalog part's figure stands for any machine of it.
-PyTorch's fp32 products on an AMD CPU run on as many of the threads asked as MKL splits them over
-(``product_threads``, app/perfmodel/mkl_split.py): one for a decode at batch 1, a fraction of a
-many-core part's for a few sequences, so those parts of its step are modelled on that many cores
-(``modelled_parts``). The lab measured at one thread; where a calibrated weight says a memory part ran
-slower than the bandwidth, that excess is the cores' work, which more threads share
+precision the measured step is fitted as a non-negative sum of them (least squares on relative errors), a
+decode's compute weight held at the prefill's of its precision (``COMPUTE``: since session 60; fitted
+free, the Zen 5 VM's bf16 decode at batch 1 and 4 put it at 0). The parts scale apart across presets,
+contexts and batches, which one factor cannot follow: on this project's Zen 5 VM a bf16 decode reads its
+KV cache some 60x slower than the bandwidth allows (PyTorch's CPU attention in bf16 takes a slow path)
+while its weights stream at 3x the model's time, so a factor per task left 27% held-out error and the
+parts leave 11%. Those weights are the calibration machine's vendor's. Another vendor whose own machines
+measured enough (three or more, each described by rule: benchmarks/data/llm_heldout/machines.json) has
+weights of its own for a task and precision where, each machine held out, weights fitted on the others
+predict it better than the shared ones (``LlmCalibration.vendor_weights``; a probe's CPUID vendor is
+named as the catalog names it, ``catalog_vendor``): PyTorch's bf16 attention on an Intel CPU takes its KV
+cache's reads at some 7x the modelled time, not 60x, and its fp32 products run at AVX-512's rate. Their
+host part (``HOST``) keeps the shared weight: every lab VM of a vendor streams at about the same
+bandwidth, so its steps cannot tell host time from weight reads, and a catalog part with thirty times the
+bandwidth would carry whichever the fit chose (held free, Intel's came out at 1.25 against the Zen 5 VM's
+0.23, and a Xeon's host-bound decode at 4.7x an EPYC's). Those of a vendor's machines whose precision
+runs on tile units (AMX), three or more, have weights of their own in turn ('<vendor>/tile',
+``weights_groups``), kept where they beat the vendor's: an Emerald Rapids VM without AMX ran eager bf16
+slower than its fp32, those with it faster. A precision with too few measurements keeps one factor per
+kind and task (the ratio of measured to modelled step time, geometric mean): GPUs have hwadvisor's H200
+reference run's settled llama3_1b prefill and decode, which set one factor per task for the vendor and
+runtime measured (``LlmCalibration.vendors`` and ``runtimes``: NVIDIA's eager PyTorch, whose batch-1
+steps are the host's; never carried to another vendor's stack nor to a compiled step, which the serving
+planner models). A kind, vendor or runtime nothing measured has none (1) and says so in its band's kind
+(``gpu-llm-uncalibrated``). The CPU's calibration, measured eager too, stands for every runtime: its
+steps are mostly the weights' and the cache's reads, which compiling does not change. A step's band is
+never narrower than the machine band of its regime (app/perfmodel/predict.py ``machine_band``): a catalog
+part's figure stands for any machine of it. PyTorch's fp32 products on an AMD CPU run on as many of the
+threads asked as MKL splits them over (``product_threads``, app/perfmodel/mkl_split.py): one for a decode
+at batch 1, a fraction of a many-core part's for a few sequences, so those parts of its step are modelled
+on that many cores (``modelled_parts``). The lab measured at one thread; where a calibrated weight says a
+memory part ran slower than the bandwidth, that excess is the cores' work, which more threads share
 (``LlmCalibration.seconds``, ``one_core_work``): on the weights of an AMD CPU's fp32 products, only the
 threads MKL splits their columns over (``weight_threads``). And a product of few rows reads its weights
 as many times as the CPU's BLAS path makes passes over them at its rows (``weight_reads``,
 app/perfmodel/weight_passes.py): an Intel CPU's fp32 products, once per three rows to 15, an AMD CPU's
 once per row to 3, then the matrix kernel's packing; the calibration is fitted so.
-benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the
-GPU factors' held-out errors.
+benchmarks/llm_accuracy.py reports the error of the whole with one preset held out at a time, and the GPU
+factors' held-out errors.
 
 Tensor parallelism (``shards`` devices per copy) is modelled as Megatron-style sharding: each device
 runs the shape with heads, kv-heads (replicated below one per device), MLP width and vocabulary split
@@ -87,6 +88,9 @@ MIN_FIT = len(COMPONENTS)
 """Measurements of a kind, task and precision below which its parts are not weighed apart."""
 HOST = COMPONENTS.index("other")
 """The part a vendor's own weights leave at the shared weight (``LlmCalibration.vendor_weights``)."""
+COMPUTE = COMPONENTS.index("compute")
+"""The part a decode's weights take from the prefill's at its precision: the math runs at one rate, which
+a prefill's step (compute-bound) shows and a decode's at a few sequences (a few percent compute) cannot."""
 
 
 CPUID_VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}

@@ -44,6 +44,25 @@ def test_weights_are_never_negative() -> None:
     assert min(fit_weights(parts, measured)) >= 0
 
 
+def test_a_decode_computes_at_the_prefills_rate() -> None:
+    """The shipped calibration takes a decode's compute weight from the prefill's at its precision
+    (``generation.COMPUTE``): a decode at a few sequences is a few percent compute and cannot say how fast
+    the math runs, which the Zen 5 VM's bf16 decode, fitted free, put at 0 (session 60's Zen 4 VM then took
+    1.8x the modelled step at batch 64)."""
+    shipped = generation.shipped()
+    groups = [shipped.weights, *shipped.vendor_weights.values()]
+    compared = 0
+    for weights in groups:
+        for precision in (Precision.fp32, Precision.bf16):
+            prefill, decode = (
+                weights.get(f"cpu/{task.value}/{precision.value}") for task in (Task.prefill, Task.decode)
+            )
+            if prefill and decode:
+                assert decode[generation.COMPUTE] == prefill[generation.COMPUTE] > 0
+                compared += 1
+    assert compared >= 4
+
+
 def test_a_precision_weighed_apart_uses_its_weights_and_the_others_the_factor() -> None:
     cpu = get("epyc-9654")
     plain = generation.step(
