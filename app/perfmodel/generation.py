@@ -89,7 +89,7 @@ MIN_FIT = len(COMPONENTS)
 HOST = COMPONENTS.index("other")
 """The part a vendor's own weights leave at the shared weight (``LlmCalibration.vendor_weights``)."""
 COMPUTE = COMPONENTS.index("compute")
-"""The part a decode's weights take from the prefill's at its precision: the math runs at one rate, which
+"""The part whose weight a decode takes from the prefill's at its precision: the math runs at one rate, which
 a prefill's step (compute-bound) shows and a decode's at a few sequences (a few percent compute) cannot."""
 
 

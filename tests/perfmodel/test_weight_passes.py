@@ -74,14 +74,22 @@ def test_the_benchmark_reads_the_passes_up_to_the_matrix_kernels_first_row_count
     assert path_passes(rising, matrix) is None
 
 
+WEIGHTS = generation.COMPONENTS.index("weights")
+
+
+def decode(part: str, precision: Precision, batch: int, runtime: str = "torch-eager") -> generation.Step:
+    """The 1B model's decode step on one thread of catalog part ``part``, 128 tokens cached."""
+    found = generation.step(SHAPE, Task.decode, precision, batch, 128, get(part), runtime=runtime, threads=1)
+    assert found is not None
+    return found
+
+
 def test_a_decode_on_an_intel_cpu_reads_its_fp32_weights_as_often_as_its_rows_take_passes() -> None:
     """Batch 4 reads the weights twice, batch 1-3 once; a bf16 step (oneDNN) and ONNX Runtime's (its own
     kernels) read them once."""
 
     def weights_part(part: str, precision: Precision, batch: int, runtime: str = "torch-eager") -> float:
-        found = generation.step(SHAPE, Task.decode, precision, batch, 128, get(part), runtime=runtime, threads=1)
-        assert found is not None
-        return found.parts[generation.COMPONENTS.index("weights")]
+        return decode(part, precision, batch, runtime).parts[WEIGHTS]
 
     assert weights_part(XEON, Precision.fp32, 3) == pytest.approx(weights_part(XEON, Precision.fp32, 1), rel=0.01)
     assert weights_part(XEON, Precision.fp32, 4) == pytest.approx(2 * weights_part(XEON, Precision.fp32, 3), rel=0.01)
@@ -92,23 +100,15 @@ def test_a_decode_on_an_intel_cpu_reads_its_fp32_weights_as_often_as_its_rows_ta
     ):
         once, four = weights_part(part, precision, 1, runtime), weights_part(part, precision, 4, runtime)
         assert four == pytest.approx(once, rel=0.01), (part, precision, runtime)
-    one, many = (
-        generation.step(SHAPE, Task.decode, Precision.fp32, batch, 128, get(XEON), threads=1) for batch in (3, 4)
-    )
-    assert one is not None and many is not None
+    one, many = (decode(XEON, Precision.fp32, batch) for batch in (3, 4))
     assert many.seconds > 1.5 * one.seconds  # the step, calibrated, pays the second pass
 
 
 def test_a_decode_on_an_amd_cpu_reads_its_fp32_weights_once_per_row_until_the_matrix_kernel() -> None:
     """MKL's AMD code streams the weights once per row at 1-3 rows and packs them once per call from 4 on:
     session 60's Zen 4 VM decoded the 1B model at batch 3 in 1.27x its batch-4 time (1,010 and 794 ms)."""
-    epyc = get("epyc-9654")
-    steps = {}
-    for batch in (1, 2, 3, 4):
-        found = generation.step(SHAPE, Task.decode, Precision.fp32, batch, 128, epyc, threads=1)
-        assert found is not None
-        steps[batch] = found
-    weights = {batch: found.parts[generation.COMPONENTS.index("weights")] for batch, found in steps.items()}
+    steps = {batch: decode("epyc-9654", Precision.fp32, batch) for batch in (1, 2, 3, 4)}
+    weights = {batch: found.parts[WEIGHTS] for batch, found in steps.items()}
     assert weights[2] == pytest.approx(2 * weights[1], rel=0.01)
     assert weights[3] == pytest.approx(3 * weights[1], rel=0.01)
     assert weights[1] < weights[4] < weights[2]  # the matrix kernel's packing, less than two rows' passes
